@@ -1,0 +1,43 @@
+/* What the firebreak CLI's commands share. Exit codes: 0 ok, 1 error (one line), 2 usage. */
+#ifndef FB_CLI_H
+#define FB_CLI_H
+
+#include "config.h"
+#include "store.h"
+
+#define EXIT_USAGE 2
+
+struct cli {
+	struct config cfg;
+	const char *prog;
+};
+
+struct cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+/* The commands, one file each. */
+int cli_ps(struct cli *cli, int argc, char **argv);
+int cli_timeline(struct cli *cli, int argc, char **argv);
+int cli_trace(struct cli *cli, int argc, char **argv);
+int cli_register(struct cli *cli, int argc, char **argv);
+int cli_status(struct cli *cli, int argc, char **argv);
+
+/* Opens the store read-only, printing one line on failure; returns 0 or 1 (the exit code). */
+int cli_open_store(struct cli *cli, struct store **ret);
+
+/*
+ * Sends one control request (a JSON object, borrowed) and reads its reply into *ret (the caller
+ * decrefs). Returns 0, or -errno after printing one line.
+ */
+int cli_control(struct cli *cli, json_t *req, json_t **ret);
+
+/* Prints "firebreak CMD: message" to stderr; returns 1. */
+int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints usage text for a command to f. */
+int cli_usage(FILE *f, const char *text);
+
+#endif

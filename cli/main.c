@@ -1,0 +1,172 @@
+/* firebreak: the CLI (and, from Part 2, the enforcer). docs/cli.md. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "cli.h"
+#include "log.h"
+#include "macro.h"
+#include "unixsock.h"
+
+static const struct cli_command commands[] = {
+	{ "ps", "list the sandboxes the store knows", cli_ps },
+	{ "timeline", "print one sandbox's events in time order", cli_timeline },
+	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace },
+	{ "register", "register a sandbox name with the monitor", cli_register },
+	{ "status", "ask the monitor whether it runs, and for its counters", cli_status },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: firebreak [--config FILE] [--db PATH] [--runtime-dir DIR] COMMAND [ARGS]\n"
+		   "\nCommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'firebreak COMMAND --help' tells more. Environment: FIREBREAK_DB, "
+		   "FIREBREAK_RUNTIME_DIR.\nExit codes: 0 ok, 1 error, 2 usage.\n");
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "firebreak %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_usage(FILE *f, const char *text)
+{
+	fputs(text, f);
+	return f == stdout ? 0 : EXIT_USAGE;
+}
+
+int cli_open_store(struct cli *cli, struct store **ret)
+{
+	int r = store_open(cli->cfg.db, STORE_READ_ONLY, ret);
+
+	if (r == -ENOENT)
+		return cli_fail("store", "%s does not exist (has firebreakd run with this --db?)",
+				cli->cfg.db);
+	if (r < 0)
+		return cli_fail("store", "cannot open %s: %s", cli->cfg.db, strerror(-r));
+	return 0;
+}
+
+int cli_control(struct cli *cli, json_t *req, json_t **ret)
+{
+	char path[PATH_MAX + 32], buf[FB_CONTROL_MSG_MAX + 2];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = 0;
+	json_error_t jerr;
+	json_t *reply;
+
+	if (config_socket_path(&cli->cfg, FB_CONTROL_SOCKET, path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	fd = unixsock_connect(path);
+	if (fd < 0) {
+		cli_fail("control", "no monitor answers at %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	text = json_dumps(req, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	if (dprintf(fd, "%s\n", text) < 0) {
+		cli_fail("control", "send: %m");
+		return -EIO;
+	}
+	shutdown(fd, SHUT_WR);
+	while (len < sizeof(buf) - 1) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (memchr(buf, '\n', len))
+			break;
+	}
+	buf[len] = '\0';
+	reply = json_loads(buf, JSON_DISABLE_EOF_CHECK, &jerr);
+	if (!reply || !json_is_object(reply)) {
+		json_decref(reply);
+		cli_fail("control", "the monitor gave no valid reply");
+		return -EPROTO;
+	}
+	*ret = reply;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_DB = 256, OPT_RUNTIME };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct cli cli = { .prog = "firebreak" };
+	const char *config_path = FB_DEFAULT_CONFIG, *db = NULL, *runtime = NULL;
+	int required = 0, c;
+	char err[160];
+
+	config_defaults(&cli.cfg);
+	log_max_level = LOG_LEVEL_ERROR;
+	/* '+': options stop at the command name; the command parses the rest. */
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			required = 1;
+			break;
+		case OPT_DB:
+			db = optarg;
+			break;
+		case OPT_RUNTIME:
+			runtime = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (config_load(&cli.cfg, config_path, required) < 0)
+		return 1;
+	config_apply_env(&cli.cfg);
+	if ((db && config_set(&cli.cfg, "db", db, err, sizeof(err)) < 0) ||
+	    (runtime && config_set(&cli.cfg, "runtime_dir", runtime, err, sizeof(err)) < 0)) {
+		fprintf(stderr, "firebreak: %s\n", err);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			argv += optind;
+			argc -= optind;
+			optind = 0; /* getopt starts over for the command */
+			return commands[i].run(&cli, argc, argv);
+		}
+	}
+	if (strcmp(argv[optind], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "firebreak: unknown command '%s'\n", argv[optind]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

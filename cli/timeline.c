@@ -1,0 +1,130 @@
+/* firebreak timeline: one sandbox's events in time order, one line each. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "event-describe.h"
+#include "macro.h"
+#include "timeutil.h"
+
+static const char usage_text[] =
+	"Usage: firebreak timeline SANDBOX [--json] [--since T] [--until T] [--step N[-M]]\n"
+	"Prints the sandbox's events in time order: time, step, tool, what happened.\n"
+	"  --json       one event per line in the event model's JSON\n"
+	"  --since T    from T: ns since the epoch, RFC 3339 (2026-11-29T21:00:00Z) or an age (15m)\n"
+	"  --until T    before T, in the same forms\n"
+	"  --step N[-M] only step N, or steps N to M\n";
+
+static int print_text(const struct event *ev, void *data)
+{
+	char ts[40], step[24], what[1024];
+
+	time_format_rfc3339(ev->ts, ts, sizeof(ts));
+	if (ev->step != EVENT_STEP_NONE)
+		snprintf(step, sizeof(step), "step %" PRId64, ev->step);
+	else
+		strcpy(step, "-");
+	event_describe(ev, what, sizeof(what));
+	printf("%s  %-10s %-14s %s\n", ts, step, ev->tool[0] ? ev->tool : "-", what);
+	return 0;
+}
+
+static int print_json(const struct event *ev, void *data)
+{
+	char *text;
+	int r = event_to_text(ev, &text);
+
+	if (r < 0)
+		return r;
+	puts(text);
+	free(text);
+	return 0;
+}
+
+static int parse_steps(const char *s, int64_t *lo, int64_t *hi)
+{
+	char *end;
+	long long a, b;
+
+	errno = 0;
+	a = strtoll(s, &end, 10);
+	if (errno || end == s || a < 0)
+		return -EINVAL;
+	b = a;
+	if (*end == '-') {
+		const char *p = end + 1;
+
+		b = strtoll(p, &end, 10);
+		if (errno || end == p || b < a)
+			return -EINVAL;
+	}
+	if (*end)
+		return -EINVAL;
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+int cli_timeline(struct cli *cli, int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_SINCE, OPT_UNTIL, OPT_STEP };
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "step", required_argument, NULL, OPT_STEP },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct store_timeline_query q = { .step_lo = EVENT_STEP_NONE };
+	struct store_sandbox sb;
+	struct store *s = NULL;
+	int json = 0, c, r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = 1;
+			break;
+		case OPT_SINCE:
+		case OPT_UNTIL:
+			if (time_parse(optarg, time_now_ns(), c == OPT_SINCE ? &q.since : &q.until) <
+			    0) {
+				fprintf(stderr, "firebreak timeline: bad time '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_STEP:
+			if (parse_steps(optarg, &q.step_lo, &q.step_hi) < 0) {
+				fprintf(stderr, "firebreak timeline: bad step range '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			return cli_usage(stdout, usage_text);
+		default:
+			return cli_usage(stderr, usage_text);
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage(stderr, usage_text);
+	if (cli_open_store(cli, &s) != 0)
+		return 1;
+	r = store_sandbox_find(s, argv[optind], &sb);
+	if (r < 0) {
+		store_close(s);
+		if (r == -ENOENT)
+			return cli_fail("timeline", "no sandbox named '%s' in %s", argv[optind],
+					cli->cfg.db);
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	}
+	q.sandbox_id = sb.id;
+	r = store_timeline(s, &q, json ? print_json : print_text, NULL);
+	store_close(s);
+	if (fflush(stdout) != 0)
+		return cli_fail("timeline", "write: %m");
+	if (r < 0)
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * firebreakd's configuration, shared with the CLI (which needs the store's path and the runtime
+ * dir). Sources in rising precedence: built-in defaults, the config file, FIREBREAK_* environment
+ * variables (CLI only), command-line flags. The file holds `key = value` lines and # comments;
+ * an unknown key or a bad value is an error naming FILE:LINE. docs/config.md lists every key.
+ */
+#ifndef FB_CONFIG_H
+#define FB_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FB_DEFAULT_CONFIG "/etc/firebreak/firebreakd.conf"
+#define FB_DEFAULT_DB "/var/lib/firebreak/firebreak.db"
+#define FB_DEFAULT_RUNTIME_DIR "/run/firebreak"
+#define FB_DEFAULT_LISTEN "127.0.0.1:9137"
+#define FB_CONTROL_SOCKET "control.sock"
+#define FB_TRACE_SOCKET "trace.sock"
+#define FB_PID_FILE "firebreakd.pid"
+#define FB_GROUP "firebreak"
+
+struct config {
+	char db[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+	char listen[128];
+	int log_level;
+	unsigned batch_max;		  /* store ops per transaction */
+	uint64_t queue_max;		  /* ops waiting for the store before ingest pauses */
+	int sync_full;			  /* fsync every commit (1) or only order them (0) */
+	int64_t retention_max_age_ns;	  /* 0 = keep forever */
+	uint64_t retention_max_bytes;	  /* 0 = no cap */
+	int64_t retention_interval_ns;
+	unsigned trace_clients_max;
+	int64_t trace_idle_timeout_ns;	  /* a client that sends no line for this long is closed */
+	int64_t trace_stall_timeout_ns;	  /* a client that reads no ack for this long is closed */
+	uint64_t trace_reply_buffer_max;  /* unread acks beyond this pause reading that client */
+};
+
+/* Fills cfg with the built-in defaults. */
+void config_defaults(struct config *cfg);
+
+/*
+ * Reads path into cfg (over what is there). A missing file is an error only if required.
+ * Returns 0, -ENOENT, or -EINVAL after printing FILE:LINE: message to the log.
+ */
+int config_load(struct config *cfg, const char *path, int required);
+
+/* Sets one key from text, as the file would; returns 0 or -EINVAL with a message in err. */
+int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/* Applies FIREBREAK_DB and FIREBREAK_RUNTIME_DIR from the environment (secure_getenv). */
+void config_apply_env(struct config *cfg);
+
+/* Writes the socket path for name (FB_CONTROL_SOCKET, ...) in cfg's runtime dir into buf. */
+int config_socket_path(const struct config *cfg, const char *name, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,88 @@
+#include "event-describe.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "macro.h"
+
+/* Appends to buf at *pos without overflowing; output past size is cut. */
+_printf_(4, 5) static void append(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, size - *pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos += (size_t)n < size - *pos ? (size_t)n : size - *pos - 1;
+}
+
+static void describe_tool_call(const struct event *ev, json_t *f, char *buf, size_t size,
+			       size_t *pos)
+{
+	int start = strcmp(ev->kind, "tool_call.start") == 0;
+	json_t *ann = json_object_get(f, "annotations");
+	const char *call = json_string_value(json_object_get(f, "call_id"));
+
+	append(buf, size, pos, "tool call %s", start ? "started" : "ended");
+	if (!start) {
+		json_t *code = json_object_get(f, "exit_code");
+		const char *etype = json_string_value(json_object_get(f, "error_type"));
+
+		if (json_is_integer(code))
+			append(buf, size, pos, ", exit %lld", (long long)json_integer_value(code));
+		if (etype)
+			append(buf, size, pos, ", error %s", etype);
+	}
+	if (call)
+		append(buf, size, pos, " (call %s)", call);
+	if (json_is_true(json_object_get(ann, "coerced"))) {
+		const char *reason = json_string_value(json_object_get(ann, "reason"));
+
+		append(buf, size, pos, " COERCED%s%s", reason ? ": " : "", reason ? reason : "");
+	}
+	if (ann) {
+		/* The other annotations, as the harness wrote them. */
+		json_t *rest = json_deep_copy(ann);
+		char *text;
+
+		json_object_del(rest, "coerced");
+		json_object_del(rest, "reason");
+		if (json_object_size(rest) > 0) {
+			text = json_dumps(rest, JSON_COMPACT | JSON_SORT_KEYS);
+			if (text)
+				append(buf, size, pos, " %s", text);
+			free(text);
+		}
+		json_decref(rest);
+	}
+}
+
+char *event_describe(const struct event *ev, char *buf, size_t size)
+{
+	json_t *f = event_get_fields(ev);
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	if (f && strncmp(ev->kind, "tool_call.", 10) == 0) {
+		describe_tool_call(ev, f, buf, size, &pos);
+	} else {
+		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);
+		if (ev->pid)
+			append(buf, size, &pos, " pid %d", ev->pid);
+		if (ev->comm[0])
+			append(buf, size, &pos, " (%s)", ev->comm);
+		if (f && json_object_size(f) > 0) {
+			char *text = json_dumps(f, JSON_COMPACT | JSON_SORT_KEYS);
+
+			if (text)
+				append(buf, size, &pos, " %s", text);
+			free(text);
+		}
+	}
+	json_decref(f);
+	return buf;
+}

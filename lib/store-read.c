@@ -1,0 +1,193 @@
+/* Queries for readers: sandboxes, timelines, counts. Statements are prepared per call. */
+#include "store-internal.h"
+
+#include <stdio.h>
+
+#include "log.h"
+#include "macro.h"
+
+static void copy_column(sqlite3_stmt *st, int col, char *dst, size_t size)
+{
+	const char *v = (const char *)sqlite3_column_text(st, col);
+
+	dst[0] = '\0';
+	if (v)
+		snprintf(dst, size, "%s", v);
+}
+
+static void read_sandbox(sqlite3_stmt *st, struct store_sandbox *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->id = sqlite3_column_int64(st, 0);
+	copy_column(st, 1, sb->name, sizeof(sb->name));
+	copy_column(st, 2, sb->state, sizeof(sb->state));
+	sb->created_ts = sqlite3_column_int64(st, 3);
+	sb->updated_ts = sqlite3_column_int64(st, 4);
+	copy_column(st, 5, sb->policy_hash, sizeof(sb->policy_hash));
+	copy_column(st, 6, sb->cgroup, sizeof(sb->cgroup));
+}
+
+#define SANDBOX_COLUMNS "id, name, state, created_ts, updated_ts, policy_hash, cgroup"
+
+int store_sandbox_list(struct store *s, int (*cb)(const struct store_sandbox *sb, void *data),
+		       void *data)
+{
+	static const char sql[] =
+		"SELECT " SANDBOX_COLUMNS ", "
+		"(SELECT count(*) FROM steps WHERE steps.sandbox_id = sandboxes.id), "
+		"(SELECT max(ts) FROM events WHERE events.sandbox_id = sandboxes.id) "
+		"FROM sandboxes ORDER BY id";
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare sandbox list");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_sandbox sb;
+
+		read_sandbox(st, &sb);
+		sb.steps = sqlite3_column_int64(st, 7);
+		sb.last_ts = sqlite3_column_int64(st, 8);
+		r = cb(&sb, data);
+		if (r != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, "list sandboxes");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_sandbox_find(struct store *s, const char *name, struct store_sandbox *ret)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare sandbox find");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		read_sandbox(st, ret);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? -ENOENT : store_error(s, rc, "find sandbox");
+}
+
+int store_sandbox_max_id(struct store *s, int64_t *ret)
+{
+	return store_query_int(s, "SELECT coalesce(max(id), 0) FROM sandboxes", ret);
+}
+
+static void read_event(sqlite3_stmt *st, struct event *ev)
+{
+	const char *source;
+
+	event_init(ev);
+	ev->id = sqlite3_column_int64(st, 0);
+	ev->ts = sqlite3_column_int64(st, 1);
+	ev->sandbox_id = sqlite3_column_int64(st, 2);
+	copy_column(st, 3, ev->sandbox, sizeof(ev->sandbox));
+	if (sqlite3_column_type(st, 4) != SQLITE_NULL)
+		ev->step = sqlite3_column_int64(st, 4);
+	copy_column(st, 5, ev->tool, sizeof(ev->tool));
+	source = (const char *)sqlite3_column_text(st, 6);
+	ev->source = source ? event_source_from_string(source) : EVENT_SOURCE_MONITOR;
+	if ((int)ev->source < 0)
+		ev->source = EVENT_SOURCE_MONITOR;
+	copy_column(st, 7, ev->kind, sizeof(ev->kind));
+	ev->pid = sqlite3_column_int(st, 8);
+	ev->ppid = sqlite3_column_int(st, 9);
+	if (sqlite3_column_type(st, 10) != SQLITE_NULL)
+		ev->uid = sqlite3_column_int64(st, 10);
+	copy_column(st, 11, ev->comm, sizeof(ev->comm));
+	/* Borrowed from SQLite for the duration of the callback; event_clear must not free it. */
+	ev->fields = (char *)sqlite3_column_text(st, 12);
+	ev->fields_len = ev->fields ? (size_t)sqlite3_column_bytes(st, 12) : 0;
+}
+
+int store_timeline(struct store *s, const struct store_timeline_query *q,
+		   int (*cb)(const struct event *ev, void *data), void *data)
+{
+	char sql[1024];
+	sqlite3_stmt *st;
+	int rc, r = 0;
+	int by_step = q->step_lo != EVENT_STEP_NONE;
+
+	/* Values are bound, never spliced; only the choice of clauses varies. A step range scans
+	 * the row ids its steps' spans cover, then sorts by time. */
+	snprintf(sql, sizeof(sql),
+		 "SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
+		 "e.ppid, e.uid, e.comm, e.fields FROM events e %s "
+		 "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
+		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 %s "
+		 "ORDER BY e.ts, e.id %s",
+		 by_step ? "" : "INDEXED BY events_by_sandbox_ts",
+		 by_step ? "AND e.step BETWEEN ?4 AND ?5 AND e.id BETWEEN "
+			   "(SELECT min(first_id) FROM step_spans WHERE sandbox_id = ?1 AND step "
+			   "BETWEEN ?4 AND ?5) AND (SELECT max(last_id) FROM step_spans WHERE "
+			   "sandbox_id = ?1 AND step BETWEEN ?4 AND ?5)"
+			 : "",
+		 q->limit > 0 ? "LIMIT ?6" : "");
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare timeline");
+	sqlite3_bind_int64(st, 1, q->sandbox_id);
+	sqlite3_bind_int64(st, 2, q->since);
+	sqlite3_bind_int64(st, 3, q->until > 0 ? q->until : INT64_MAX);
+	if (by_step) {
+		sqlite3_bind_int64(st, 4, q->step_lo);
+		sqlite3_bind_int64(st, 5, q->step_hi);
+	}
+	if (q->limit > 0)
+		sqlite3_bind_int64(st, 6, q->limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct event ev;
+
+		read_event(st, &ev);
+		r = cb(&ev, data);
+		if (r != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, "read timeline");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db,
+				sandbox_id > 0 ? "SELECT count(*) FROM events WHERE sandbox_id = ?1"
+					       : "SELECT count(*) FROM events",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare count");
+	if (sandbox_id > 0)
+		sqlite3_bind_int64(st, 1, sandbox_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*ret = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : store_error(s, rc, "count events");
+}
+
+int store_size(struct store *s, uint64_t *ret_bytes)
+{
+	int64_t pages, free_pages, page_size;
+	int r;
+
+	if ((r = store_query_int(s, "PRAGMA page_count", &pages)) < 0 ||
+	    (r = store_query_int(s, "PRAGMA freelist_count", &free_pages)) < 0 ||
+	    (r = store_query_int(s, "PRAGMA page_size", &page_size)) < 0)
+		return r;
+	*ret_bytes = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
+	return 0;
+}

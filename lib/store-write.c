@@ -1,0 +1,233 @@
+/* Appending events, applying trace phases, registering sandboxes: the writer thread's calls. */
+#include "store-internal.h"
+
+#include "log.h"
+#include "macro.h"
+
+int store_event_insert(struct store *s, struct event *ev)
+{
+	sqlite3_stmt *st = store_stmt(s, STMT_EVENT_INSERT);
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, ev->ts);
+	if (ev->sandbox_id > 0)
+		sqlite3_bind_int64(st, 2, ev->sandbox_id);
+	else
+		sqlite3_bind_null(st, 2);
+	if (ev->step != EVENT_STEP_NONE)
+		sqlite3_bind_int64(st, 3, ev->step);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_text(st, 4, ev->tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, event_source_to_string(ev->source), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, ev->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 7, ev->pid);
+	sqlite3_bind_int(st, 8, ev->ppid);
+	if (ev->uid != EVENT_UID_NONE)
+		sqlite3_bind_int64(st, 9, ev->uid);
+	else
+		sqlite3_bind_null(st, 9);
+	sqlite3_bind_text(st, 10, ev->comm, -1, SQLITE_STATIC);
+	if (ev->fields)
+		sqlite3_bind_text(st, 11, ev->fields, (int)ev->fields_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 11);
+	/* Every parameter is bound above, so no sqlite3_clear_bindings (it showed in profiles). */
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_error(s, rc, "insert event");
+	ev->id = sqlite3_last_insert_rowid(s->db);
+	if (ev->step != EVENT_STEP_NONE && ev->sandbox_id > 0)
+		return store_span_note(s, ev->sandbox_id, ev->step, ev->id);
+	return 0;
+}
+
+int store_span_note(struct store *s, int64_t sandbox_id, int64_t step, int64_t id)
+{
+	struct store_span *sp;
+
+	/* Consecutive events mostly share a step: look from the newest span backwards. */
+	for (size_t i = s->n_spans; i-- > 0;) {
+		sp = &s->spans[i];
+		if (sp->sandbox_id == sandbox_id && sp->step == step) {
+			if (id < sp->first_id)
+				sp->first_id = id;
+			if (id > sp->last_id)
+				sp->last_id = id;
+			return 0;
+		}
+		if (s->n_spans - i > 64)
+			break; /* a long batch of many steps: a second span row merges at flush */
+	}
+	if (s->n_spans == s->cap_spans) {
+		size_t cap = s->cap_spans ? s->cap_spans * 2 : 64;
+		struct store_span *p = realloc(s->spans, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->spans = p;
+		s->cap_spans = cap;
+	}
+	s->spans[s->n_spans++] = (struct store_span){ sandbox_id, step, id, id };
+	return 0;
+}
+
+int store_span_flush(struct store *s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (s->n_spans == 0)
+		return 0;
+	st = store_stmt(s, STMT_SPAN_PUT);
+	if (!st)
+		return -EIO;
+	for (size_t i = 0; i < s->n_spans; i++) {
+		sqlite3_bind_int64(st, 1, s->spans[i].sandbox_id);
+		sqlite3_bind_int64(st, 2, s->spans[i].step);
+		sqlite3_bind_int64(st, 3, s->spans[i].first_id);
+		sqlite3_bind_int64(st, 4, s->spans[i].last_id);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return store_error(s, rc, "record step span");
+	}
+	s->n_spans = 0;
+	return 0;
+}
+
+static int annotations_coerced(const json_t *annotations)
+{
+	return annotations && json_is_true(json_object_get(annotations, "coerced"));
+}
+
+/* After an upsert changed nothing: the same phase again (duplicate), or another step or tool. */
+static int classify_unchanged(struct store *s, const struct trace_record *rec, int64_t sandbox_id)
+{
+	sqlite3_stmt *st = store_stmt(s, STMT_STEP_GET);
+	int rc, result;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	sqlite3_bind_text(st, 2, rec->call_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return store_error(s, rc, "look up step");
+	}
+	result = sqlite3_column_int64(st, 0) == rec->step &&
+				 strcmp((const char *)sqlite3_column_text(st, 1), rec->tool) == 0
+			 ? STORE_TRACE_DUPLICATE
+			 : STORE_TRACE_CONFLICT;
+	sqlite3_reset(st);
+	return result;
+}
+
+int store_trace_apply(struct store *s, const struct trace_record *rec, struct event *ev)
+{
+	int end = rec->phase == TRACE_PHASE_END;
+	sqlite3_stmt *st = store_stmt(s, end ? STMT_STEP_END : STMT_STEP_START);
+	_cleanup_free_ char *annotations = NULL;
+	int rc, i = 5;
+
+	if (!st)
+		return -EIO;
+	if (rec->annotations) {
+		annotations = json_dumps(rec->annotations, JSON_COMPACT | JSON_ENSURE_ASCII);
+		if (!annotations)
+			return -ENOMEM;
+	}
+	sqlite3_bind_int64(st, 1, ev->sandbox_id);
+	sqlite3_bind_text(st, 2, rec->call_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, rec->step);
+	sqlite3_bind_text(st, 4, rec->tool, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i++, ev->ts);
+	if (end) {
+		if (rec->has_exit_code)
+			sqlite3_bind_int64(st, i++, rec->exit_code);
+		else
+			sqlite3_bind_null(st, i++);
+		store_bind_text_or_null(st, i++, rec->error_type);
+	}
+	sqlite3_bind_int(st, i++, annotations_coerced(rec->annotations));
+	store_bind_text_or_null(st, i++, annotations);
+	store_bind_text_or_null(st, i++, rec->traceparent);
+	rc = sqlite3_step(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_error(s, rc, "apply trace");
+	if (sqlite3_changes(s->db) == 0)
+		return classify_unchanged(s, rec, ev->sandbox_id);
+	rc = store_event_insert(s, ev);
+	return rc < 0 ? rc : STORE_TRACE_NEW;
+}
+
+int store_sandbox_put(struct store *s, const struct store_sandbox *sb)
+{
+	sqlite3_stmt *st = store_stmt(s, STMT_SANDBOX_PUT);
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, sb->id);
+	sqlite3_bind_text(st, 2, sb->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, sb->state, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, sb->created_ts);
+	sqlite3_bind_int64(st, 5, sb->updated_ts);
+	store_bind_text_or_null(st, 6, sb->policy_hash);
+	store_bind_text_or_null(st, 7, sb->cgroup);
+	rc = sqlite3_step(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "put sandbox");
+}
+
+int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
+			  const char *severity, const char *summary, int64_t *ret_id)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "INSERT INTO incidents (sandbox_id, opened_ts, start_ts, end_ts, "
+				    "severity, state, summary) VALUES (?1, ?2, ?2, ?3, ?4, "
+				    "CASE WHEN ?3 IS NULL THEN 'open' ELSE 'closed' END, ?5)",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare incident insert");
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	sqlite3_bind_int64(st, 2, start_ts);
+	if (end_ts > 0)
+		sqlite3_bind_int64(st, 3, end_ts);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_text(st, 4, severity, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 5, summary);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_error(s, rc, "insert incident");
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
+				    "VALUES (?1, ?2)",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare incident link");
+	sqlite3_bind_int64(st, 1, incident_id);
+	sqlite3_bind_int64(st, 2, event_id);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "link incident event");
+}

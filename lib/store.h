@@ -1,0 +1,132 @@
+/*
+ * The SQLite store. One writer (firebreakd's writer thread) opens it read-write, which applies the
+ * migrations from schema/; every reader (the CLI, the HTTP child, replay) opens it read-only.
+ * Functions return 0 (or a count) on success and -errno on failure; SQLite's message is logged
+ * once, here.
+ */
+#ifndef FB_STORE_H
+#define FB_STORE_H
+
+#include <stdint.h>
+
+#include "bounds.h"
+#include "event.h"
+#include "trace.h"
+
+struct store;
+
+enum store_mode {
+	STORE_READ_ONLY,  /* refuses a database of another schema version */
+	STORE_READ_WRITE, /* creates the file, upgrades an older schema, refuses a newer one */
+};
+
+/* The schema version this build writes. */
+int store_latest_version(void);
+
+/*
+ * Opens path. Returns 0 and *ret, or -ENOENT (read-only, no file), -EPROTO (a newer schema, or an
+ * older one opened read-only; the log says which), -EBADMSG (not a firebreak database), -errno.
+ */
+int store_open(const char *path, enum store_mode mode, struct store **ret);
+
+/* Opens read-write but migrates only up to version (tests of the upgrade path). */
+int store_open_at_version(const char *path, int version, struct store **ret);
+
+/* Closes the store and finalises its statements; accepts NULL. */
+void store_close(struct store *s);
+
+/* The schema version of the open database. */
+int store_version(struct store *s);
+
+/* Whether every commit is fsynced (synchronous=FULL, the default) or only ordered (NORMAL). */
+int store_set_synchronous_full(struct store *s, int full);
+
+/* Sets SQLite's page cache size in KiB. */
+int store_set_cache_kib(struct store *s, int kib);
+
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+int store_rollback(struct store *s);
+
+/* Appends ev (ev->sandbox_id resolved, or 0 for none); sets ev->id. */
+int store_event_insert(struct store *s, struct event *ev);
+
+enum store_trace_result {
+	STORE_TRACE_NEW,       /* the phase was new: the step row was updated and ev appended */
+	STORE_TRACE_DUPLICATE, /* this phase of this call id was already stored: nothing written */
+	STORE_TRACE_CONFLICT,  /* the call id is stored with another step number or tool */
+};
+
+/* Applies one trace phase to the steps table and, if new, appends ev. Returns a result or -errno. */
+int store_trace_apply(struct store *s, const struct trace_record *rec, struct event *ev);
+
+struct store_sandbox {
+	int64_t id;
+	char name[FB_NAME_MAX + 1];
+	char state[16];
+	int64_t created_ts;
+	int64_t updated_ts;
+	char policy_hash[72];
+	char cgroup[256];
+	/* Filled by store_sandbox_list only: */
+	int64_t steps;
+	int64_t last_ts;
+};
+
+/* Inserts or updates a sandbox by id (state, updated_ts, policy_hash, cgroup). */
+int store_sandbox_put(struct store *s, const struct store_sandbox *sb);
+
+/* Calls cb for each sandbox in id order; stops and returns cb's value if it is non-zero. */
+int store_sandbox_list(struct store *s, int (*cb)(const struct store_sandbox *sb, void *data),
+		       void *data);
+
+/* Looks a sandbox up by name into *ret; -ENOENT if there is none. */
+int store_sandbox_find(struct store *s, const char *name, struct store_sandbox *ret);
+
+/* The largest sandbox id in the store (0 if none). */
+int store_sandbox_max_id(struct store *s, int64_t *ret);
+
+struct store_timeline_query {
+	int64_t sandbox_id;
+	int64_t since;	 /* ns since the epoch, inclusive; 0 = from the beginning */
+	int64_t until;	 /* exclusive; 0 = no end */
+	int64_t step_lo; /* inclusive; EVENT_STEP_NONE = any step */
+	int64_t step_hi; /* inclusive */
+	int64_t limit;	 /* 0 = all */
+};
+
+/*
+ * Calls cb with each matching event in (ts, id) order; ev (and its fields) is valid during the
+ * call only. Stops and returns cb's value if it is non-zero; otherwise returns 0 or -errno.
+ */
+int store_timeline(struct store *s, const struct store_timeline_query *q,
+		   int (*cb)(const struct event *ev, void *data), void *data);
+
+/* Counts the events of a sandbox (0 = all sandboxes). */
+int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
+
+/* Records an incident window; its events are then kept by retention. Sets *ret_id. */
+int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
+			  const char *severity, const char *summary, int64_t *ret_id);
+
+/* Links an event to an incident explicitly (kept by retention wherever it lies). */
+int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id);
+
+struct store_retention {
+	int64_t max_age_ns; /* raw events older than this go; 0 = no age cap */
+	uint64_t max_bytes; /* then the oldest go until the live data fits; 0 = no size cap */
+	int64_t now_ns;
+	int64_t chunk;	    /* rows deleted per statement (bounds the time of each) */
+};
+
+/*
+ * Deletes raw events past the caps, oldest first, never one inside an incident's window or linked
+ * to an incident, in chunks of q->chunk rows, each in its own transaction. Returns the number of
+ * events deleted, or -errno. Not to be called inside a transaction.
+ */
+int64_t store_retention_run(struct store *s, const struct store_retention *q);
+
+/* The bytes the live data occupies (pages in use, free pages excluded). */
+int store_size(struct store *s, uint64_t *ret_bytes);
+
+#endif

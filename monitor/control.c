@@ -1,0 +1,186 @@
+/*
+ * The control socket: requests from the CLI and the enforcer, one JSON object per line, each with
+ * an "op" looked up in one dispatch table (docs/control.md). Writes are answered once durable.
+ */
+#include <stdio.h>
+
+#include "daemon.h"
+#include "macro.h"
+#include "timeutil.h"
+
+typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
+			   uint64_t lineno, json_t *req);
+
+/* Queues a reply that needs no store write (kept in order with those that do). */
+static void reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
+{
+	_cleanup_free_ char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(obj);
+	if (!text || lineserver_reply(ls, token, text) < 0)
+		log_error("control: could not queue a reply");
+}
+
+static void refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		   const char *msg)
+{
+	_cleanup_free_ char *reply = daemon_error_reply(lineno, "request", msg);
+
+	d->control_refused++;
+	if (log_ratelimit_ok(&d->bad_input_rl))
+		log_warn("control: request %llu refused: %s", (unsigned long long)lineno, msg);
+	if (!reply || lineserver_reply(ls, token, reply) < 0)
+		log_error("control: could not queue a refusal");
+}
+
+static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		    json_t *req)
+{
+	reply_json(ls, token,
+		   json_pack("{s:b, s:i, s:I, s:i}", "ok", 1, "pid", (int)getpid(), "started_ts",
+			     (json_int_t)d->started_ns, "schema", store_latest_version()));
+}
+
+static void op_stats(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		     json_t *req)
+{
+	reply_json(ls, token, json_pack("{s:b, s:o}", "ok", 1, "stats", daemon_stats_json(d)));
+}
+
+/* {"op":"register","sandbox":NAME[,"state":S][,"cgroup":PATH][,"policy_hash":H]} */
+static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			json_t *req)
+{
+	static const char *const states[] = { "registered", "running", "frozen",
+					      "killed",	    "destroyed" };
+	const char *name = NULL, *state = "registered", *cgroup = NULL, *hash = NULL, *op = NULL;
+	struct writer_op wop = { .type = WRITER_OP_SANDBOX, .token = token };
+	struct store_sandbox *sb;
+	json_error_t jerr;
+	size_t i;
+	int r;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s, s?:s, s?:s}", "op", &op,
+			   "sandbox", &name, "state", &state, "cgroup", &cgroup, "policy_hash",
+			   &hash) < 0)
+		return refuse(d, ls, token, lineno, jerr.text);
+	if (!event_sandbox_name_valid(name))
+		return refuse(d, ls, token, lineno, "invalid sandbox name");
+	for (i = 0; i < ARRAY_SIZE(states); i++)
+		if (strcmp(state, states[i]) == 0)
+			break;
+	if (i == ARRAY_SIZE(states))
+		return refuse(d, ls, token, lineno, "unknown state");
+	if ((cgroup && strlen(cgroup) >= sizeof(sb->cgroup)) ||
+	    (hash && strlen(hash) >= sizeof(sb->policy_hash)))
+		return refuse(d, ls, token, lineno, "cgroup or policy_hash too long");
+
+	sb = registry_find(d->registry, name);
+	if (!sb) {
+		r = registry_add(d->registry, name, time_now_ns(), &sb);
+		if (r < 0)
+			return refuse(d, ls, token, lineno, "cannot add the sandbox");
+		log_info("sandbox %s registered as id %lld", name, (long long)sb->id);
+	}
+	strcpy(sb->state, state);
+	sb->updated_ts = time_now_ns();
+	if (cgroup)
+		strcpy(sb->cgroup, cgroup);
+	if (hash)
+		strcpy(sb->policy_hash, hash);
+
+	event_init(&wop.ev);
+	wop.sandbox = malloc(sizeof(*wop.sandbox));
+	wop.msg = NULL;
+	if (wop.sandbox) {
+		json_t *ok = json_pack("{s:b, s:s, s:I}", "ok", 1, "sandbox", name, "id",
+				       (json_int_t)sb->id);
+		*wop.sandbox = *sb;
+		wop.msg = ok ? json_dumps(ok, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(ok);
+	}
+	if (!wop.sandbox || !wop.msg) {
+		writer_op_clear(&wop);
+		return refuse(d, ls, token, lineno, "out of memory");
+	}
+	writer_submit(d->writer, &wop);
+}
+
+/* {"op":"event","event":{...}}: one event in the event model, from the enforcer. */
+static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		     json_t *req)
+{
+	struct writer_op wop = { .type = WRITER_OP_EVENT, .token = token };
+	json_t *obj = json_object_get(req, "event");
+	struct store_sandbox *sb;
+	char err[160];
+
+	if (json_object_size(req) != 2 || !obj)
+		return refuse(d, ls, token, lineno, "event needs exactly {\"op\", \"event\"}");
+	if (event_from_json(obj, &wop.ev, err, sizeof(err)) < 0)
+		return refuse(d, ls, token, lineno, err);
+	if (wop.ev.sandbox[0]) {
+		sb = registry_find(d->registry, wop.ev.sandbox);
+		if (!sb) {
+			event_clear(&wop.ev);
+			return refuse(d, ls, token, lineno, "unknown sandbox");
+		}
+		wop.ev.sandbox_id = sb->id;
+	}
+	wop.ev.id = 0;
+	wop.msg = strdup("{\"ok\":true}");
+	if (!wop.msg) {
+		event_clear(&wop.ev);
+		return refuse(d, ls, token, lineno, "out of memory");
+	}
+	writer_submit(d->writer, &wop);
+}
+
+static const struct {
+	const char *name;
+	control_fn fn;
+} dispatch[] = {
+	{ "ping", op_ping },
+	{ "stats", op_stats },
+	{ "register", op_register },
+	{ "event", op_event },
+};
+
+static void control_line(struct lineserver *ls, uint64_t token, uint64_t lineno, const char *line,
+			 size_t len, void *data)
+{
+	struct daemon *d = data;
+	json_error_t jerr;
+	const char *op;
+	json_t *req;
+
+	if (!line)
+		return refuse(d, ls, token, lineno, "request too long");
+	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!req || !json_is_object(req)) {
+		json_decref(req);
+		return refuse(d, ls, token, lineno, "a request must be one JSON object");
+	}
+	op = json_string_value(json_object_get(req, "op"));
+	for (size_t i = 0; op && i < ARRAY_SIZE(dispatch); i++) {
+		if (strcmp(op, dispatch[i].name) == 0) {
+			dispatch[i].fn(d, ls, token, lineno, req);
+			json_decref(req);
+			return;
+		}
+	}
+	json_decref(req);
+	refuse(d, ls, token, lineno, "unknown op");
+}
+
+static char *control_reply(const struct writer_completion *c, uint64_t lineno, void *data)
+{
+	if (c->result >= 0 && c->msg)
+		return strdup(c->msg);
+	return daemon_error_reply(lineno, "store", c->msg ? c->msg : "store error");
+}
+
+const struct lineserver_ops control_ops = {
+	.line = control_line,
+	.reply = control_reply,
+};

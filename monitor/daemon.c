@@ -1,0 +1,64 @@
+/* What the daemon's handlers share: error replies and the counters' JSON. */
+#include "daemon.h"
+
+#include <stdio.h>
+
+#include "macro.h"
+
+char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
+{
+	char clean[512];
+	json_t *obj;
+	char *text;
+	size_t i;
+
+	/* Error texts may quote the peer's bytes: keep them printable ASCII, so valid JSON. */
+	for (i = 0; msg[i] && i + 1 < sizeof(clean); i++)
+		clean[i] = (msg[i] >= 0x20 && msg[i] < 0x7f) ? msg[i] : '?';
+	clean[i] = '\0';
+	obj = json_pack("{s:b, s:I, s:s, s:s}", "ok", 0, "line", (json_int_t)lineno, "error", clean,
+			"class", cls);
+	if (!obj)
+		return NULL;
+	text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(obj);
+	return text;
+}
+
+static json_t *lineserver_json(struct lineserver *ls)
+{
+	struct lineserver_stats s;
+
+	lineserver_get_stats(ls, &s);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
+			 (json_int_t)s.clients, "accepted", (json_int_t)s.accepted, "refused_peer",
+			 (json_int_t)s.refused_peer, "refused_full", (json_int_t)s.refused_full,
+			 "closed_idle", (json_int_t)s.closed_idle, "closed_stalled",
+			 (json_int_t)s.closed_stalled, "lines", (json_int_t)s.lines, "oversize",
+			 (json_int_t)s.oversize, "replies_dropped", (json_int_t)s.replies_dropped);
+}
+
+json_t *daemon_stats_json(struct daemon *d)
+{
+	struct writer_stats ws;
+	json_t *refused = json_object();
+
+	writer_get_stats(d->writer, &ws);
+	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++)
+		json_object_set_new(refused, trace_error_to_string(e),
+				    json_integer((json_int_t)d->trace_counters.refused[e]));
+	return json_pack(
+		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
+		"s:o, s:o, s:I}",
+		"started_ts", (json_int_t)d->started_ns, "sandboxes",
+		(json_int_t)registry_count(d->registry), "trace", "accepted",
+		(json_int_t)d->trace_counters.accepted, "duplicates",
+		(json_int_t)d->trace_counters.duplicates, "store_failed",
+		(json_int_t)d->trace_counters.store_failed, "refused", refused, "writer", "ops",
+		(json_int_t)ws.ops, "events", (json_int_t)ws.events, "batches",
+		(json_int_t)ws.batches, "max_batch", (json_int_t)ws.max_batch, "pending",
+		(json_int_t)ws.pending, "failed_ops", (json_int_t)ws.failed_ops, "lost_events",
+		(json_int_t)ws.lost_events, "retention_deleted", (json_int_t)ws.retention_deleted,
+		"trace_socket", lineserver_json(d->trace), "control_socket",
+		lineserver_json(d->control), "control_refused", (json_int_t)d->control_refused);
+}

@@ -1,0 +1,49 @@
+/* firebreakd's state, shared by its handlers (all on the loop's thread). */
+#ifndef FB_DAEMON_H
+#define FB_DAEMON_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "lineserver.h"
+#include "log.h"
+#include "loop.h"
+#include "registry.h"
+#include "trace.h"
+#include "writer.h"
+
+enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2 };
+
+struct trace_counters {
+	uint64_t accepted;   /* stored as new */
+	uint64_t duplicates; /* already stored: acknowledged, not stored again */
+	uint64_t refused[_TRACE_ERR_MAX];
+	uint64_t store_failed;
+};
+
+struct daemon {
+	struct config cfg;
+	struct loop *loop;
+	struct writer *writer;
+	struct registry *registry;
+	struct lineserver *trace;
+	struct lineserver *control;
+	gid_t group; /* the firebreak group, or (gid_t)-1 */
+	int64_t started_ns;
+	struct trace_counters trace_counters;
+	uint64_t control_refused;
+	struct log_ratelimit bad_input_rl;
+};
+
+/* The trace socket's protocol (trace-ingest.c) and the control socket's (control.c). */
+extern const struct lineserver_ops trace_ingest_ops;
+extern const struct lineserver_ops control_ops;
+
+/* Every counter of the daemon as a new JSON object (control "stats", the shutdown log line). */
+json_t *daemon_stats_json(struct daemon *d);
+
+/* A JSON error reply {"ok":false,"line":N,"error":...,"class":...} as a malloc'd string. */
+char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg);
+
+#endif

@@ -1,0 +1,413 @@
+/*
+ * firebreakd: the out-of-band monitor. One epoll loop on this thread; the store's writer on a
+ * thread of its own. See docs/firebreakd.md.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "daemon.h"
+#include "macro.h"
+#include "store.h"
+#include "timeutil.h"
+#include "unixsock.h"
+
+#ifndef FB_VERSION
+#define FB_VERSION "0.1"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: firebreakd [OPTIONS]\n"
+		"The Firebreak monitor: records the agent's tool-call trace and the sandboxes'\n"
+		"events in a SQLite store and acts on what it sees.\n\n"
+		"  -c, --config FILE       config file (default " FB_DEFAULT_CONFIG ")\n"
+		"      --db PATH           the store (default " FB_DEFAULT_DB ")\n"
+		"      --runtime-dir DIR   sockets and pid file (default " FB_DEFAULT_RUNTIME_DIR ")\n"
+		"      --listen ADDR:PORT  the HTTP API's address (default " FB_DEFAULT_LISTEN ")\n"
+		"  -f, --foreground        stay in the foreground and log to stderr\n"
+		"      --log-level LEVEL   error, warn, info or debug\n"
+		"  -h, --help              this text\n"
+		"      --version           the version\n");
+}
+
+/* Creates dir (and its parents) with mode, owned by root and group gid where gid is set. */
+static int make_dir(const char *dir, mode_t mode, gid_t gid)
+{
+	char tmp[PATH_MAX];
+
+	if (strscpy(tmp, sizeof(tmp), dir) < 0)
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	if (chmod(tmp, mode) < 0)
+		return -errno;
+	if (gid != (gid_t)-1 && chown(tmp, 0, gid) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Holds an exclusive lock on path for the life of the process: one daemon per store / dir. */
+static int lock_file(const char *path, const char *what)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return log_errno(-errno, "open %s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+		close(fd);
+		if (r == -EWOULDBLOCK)
+			return log_error("another firebreakd already uses %s %s", what, path), -EBUSY;
+		return log_errno(r, "lock %s", path);
+	}
+	return fd;
+}
+
+static int write_pid_file(int fd)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Detaches from the terminal. The parent stays until the child says it is ready (its sockets
+ * listen) or failed, so `firebreakd && firebreak ...` works. Returns the fd the child writes its
+ * readiness to, or -errno; the parent never returns.
+ */
+static int daemonize(void)
+{
+	int p[2];
+	pid_t pid;
+	char status = 1;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(p[0]);
+	if (setsid() < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0)
+		return -errno;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	return p[1];
+}
+
+static void on_writer(struct loop *l, int fd, uint32_t events, void *data);
+
+static void complete_one(const struct writer_completion *c, void *data)
+{
+	struct daemon *d = data;
+
+	switch (lineserver_token_server(c->token)) {
+	case LINESERVER_TRACE:
+		lineserver_complete(d->trace, c);
+		break;
+	case LINESERVER_CONTROL:
+		lineserver_complete(d->control, c);
+		break;
+	default:
+		free(c->msg);
+		log_error("a store completion for no known server (token %llx)",
+			  (unsigned long long)c->token);
+	}
+}
+
+static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+	int full;
+
+	writer_dispatch(d->writer, complete_one, d);
+	/* Backpressure: reading from clients pauses while the writer's queue is full. */
+	full = writer_full(d->writer);
+	lineserver_pause(d->trace, full);
+	lineserver_pause(d->control, full);
+}
+
+static void on_tick(struct loop *l, uint64_t n, void *data)
+{
+	struct daemon *d = data;
+
+	lineserver_tick(d->trace);
+	lineserver_tick(d->control);
+	if (writer_full(d->writer)) {
+		lineserver_pause(d->trace, 1);
+		lineserver_pause(d->control, 1);
+	}
+}
+
+static void on_signal(struct loop *l, int signo, void *data)
+{
+	struct daemon *d = data;
+	json_t *stats;
+	char *text;
+
+	if (signo == SIGHUP)
+		return; /* reserved for reloading the config; ignored until there is one */
+	log_info("signal %d: flushing every accepted event, then exiting", signo);
+	lineserver_stop_input(d->trace);
+	lineserver_stop_input(d->control);
+	/* writer_stop applies everything queued; then the last acks go out. */
+	writer_stop(d->writer);
+	writer_dispatch(d->writer, complete_one, d);
+	lineserver_flush_and_close(d->trace, NSEC_PER_SEC);
+	lineserver_flush_and_close(d->control, NSEC_PER_SEC);
+	stats = daemon_stats_json(d);
+	text = stats ? json_dumps(stats, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	log_info("stopped: %s", text ? text : "(no stats)");
+	free(text);
+	json_decref(stats);
+	loop_quit(l, 0);
+}
+
+static int listen_socket(struct daemon *d, const char *name)
+{
+	char path[PATH_MAX];
+	int r = config_socket_path(&d->cfg, name, path, sizeof(path));
+
+	if (r < 0)
+		return log_errno(r, "socket path in %s", d->cfg.runtime_dir);
+	/* Root, and the firebreak group where one exists; nobody else. */
+	r = unixsock_listen(path, d->group != (gid_t)-1 ? 0660 : 0600, d->group);
+	if (r < 0)
+		return log_errno(r, "listen on %s", path);
+	return r;
+}
+
+static int start_servers(struct daemon *d)
+{
+	struct lineserver_config tc = {
+		.name = "trace",
+		.id = LINESERVER_TRACE,
+		.line_max = FB_TRACE_LINE_MAX,
+		.clients_max = d->cfg.trace_clients_max,
+		.idle_timeout_ns = (uint64_t)d->cfg.trace_idle_timeout_ns,
+		.stall_timeout_ns = (uint64_t)d->cfg.trace_stall_timeout_ns,
+		.reply_buffer_max = d->cfg.trace_reply_buffer_max,
+		.group = d->group,
+	};
+	struct lineserver_config cc = tc;
+	int fd, r;
+
+	cc.name = "control";
+	cc.id = LINESERVER_CONTROL;
+	cc.line_max = FB_CONTROL_MSG_MAX;
+	cc.clients_max = 64;
+	if ((fd = listen_socket(d, FB_TRACE_SOCKET)) < 0)
+		return fd;
+	if ((r = lineserver_new(d->loop, d->writer, fd, &tc, &trace_ingest_ops, d, &d->trace)) < 0) {
+		close(fd);
+		return log_errno(r, "trace socket");
+	}
+	if ((fd = listen_socket(d, FB_CONTROL_SOCKET)) < 0)
+		return fd;
+	if ((r = lineserver_new(d->loop, d->writer, fd, &cc, &control_ops, d, &d->control)) < 0) {
+		close(fd);
+		return log_errno(r, "control socket");
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct config *cfg, int *foreground)
+{
+	enum { OPT_DB = 256, OPT_RUNTIME, OPT_LISTEN, OPT_LOG_LEVEL, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0 },
+	};
+	/* Flags win over the file, so they are applied after it: remember them first. */
+	const char *config_path = FB_DEFAULT_CONFIG, *flag_key[8], *flag_val[8];
+	int nflags = 0, required = 0, c;
+	char err[160];
+
+	while ((c = getopt_long(argc, argv, "c:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			required = 1;
+			break;
+		case 'f':
+			*foreground = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf("firebreakd %s\n", FB_VERSION);
+			exit(0);
+		case OPT_DB:
+		case OPT_RUNTIME:
+		case OPT_LISTEN:
+		case OPT_LOG_LEVEL:
+			flag_key[nflags] = c == OPT_DB	    ? "db"
+					   : c == OPT_RUNTIME ? "runtime_dir"
+					   : c == OPT_LISTEN  ? "listen"
+							      : "log_level";
+			flag_val[nflags++] = optarg;
+			break;
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "firebreakd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		exit(2);
+	}
+	if (config_load(cfg, config_path, required) < 0)
+		return -EINVAL;
+	for (int i = 0; i < nflags; i++) {
+		if (config_set(cfg, flag_key[i], flag_val[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "firebreakd: --%s: %s\n", flag_key[i], err);
+			exit(2);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .group = (gid_t)-1 };
+	struct writer_config wc = { 0 };
+	struct store *store = NULL;
+	char path[PATH_MAX + 64], dbdir[PATH_MAX];
+	int foreground = 0, ready_fd = -1, pid_fd, db_lock_fd, r;
+	struct group *gr;
+	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+	config_defaults(&d.cfg);
+	if (parse_args(argc, argv, &d.cfg, &foreground) < 0)
+		return 1;
+	log_max_level = d.cfg.log_level;
+	signal(SIGPIPE, SIG_IGN);
+	/* Blocked before any thread starts, so only the loop's signalfd ever receives them. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
+		sigaddset(&mask, signals[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (!foreground) {
+		ready_fd = daemonize();
+		if (ready_fd < 0)
+			return log_errno(ready_fd, "daemonize"), 1;
+		log_use_syslog("firebreakd");
+	} else {
+		log_set_stamp("firebreakd");
+	}
+	d.started_ns = time_now_ns();
+	d.bad_input_rl.interval_ns = 10ULL * NSEC_PER_SEC;
+	d.bad_input_rl.burst = 20;
+	gr = getgrnam(FB_GROUP);
+	if (gr)
+		d.group = gr->gr_gid;
+
+	/* The runtime dir and the store's dir: root's, readable by the firebreak group only. */
+	if ((r = make_dir(d.cfg.runtime_dir, d.group != (gid_t)-1 ? 0750 : 0700, d.group)) < 0)
+		return log_errno(r, "runtime dir %s", d.cfg.runtime_dir), 1;
+	strscpy(dbdir, sizeof(dbdir), d.cfg.db);
+	if ((r = make_dir(dirname(dbdir), d.group != (gid_t)-1 ? 0750 : 0700, d.group)) < 0)
+		return log_errno(r, "store dir for %s", d.cfg.db), 1;
+	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_PID_FILE);
+	if ((pid_fd = lock_file(path, "runtime dir")) < 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s.lock", d.cfg.db);
+	if ((db_lock_fd = lock_file(path, "store")) < 0)
+		return 1;
+	write_pid_file(pid_fd);
+
+	if ((r = store_open(d.cfg.db, STORE_READ_WRITE, &store)) < 0)
+		return log_errno(r, "store %s", d.cfg.db), 1;
+	if (!d.cfg.sync_full)
+		store_set_synchronous_full(store, 0);
+	if ((r = registry_new(&d.registry)) < 0 || (r = registry_load(d.registry, store)) < 0)
+		return log_errno(r, "load sandboxes"), 1;
+
+	wc.batch_max = d.cfg.batch_max;
+	wc.queue_max = d.cfg.queue_max;
+	wc.retention.max_age_ns = d.cfg.retention_max_age_ns;
+	wc.retention.max_bytes = d.cfg.retention_max_bytes;
+	wc.retention_interval_ns = (uint64_t)d.cfg.retention_interval_ns;
+	if ((r = writer_new(store, &wc, &d.writer)) < 0)
+		return log_errno(r, "start the store writer"), 1;
+
+	if ((r = loop_new(&d.loop)) < 0 ||
+	    (r = loop_add_signals(d.loop, signals, ARRAY_SIZE(signals), on_signal, &d)) < 0 ||
+	    (r = loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d)) < 0 ||
+	    (r = loop_add_timer(d.loop, NSEC_PER_SEC, on_tick, &d)) < 0)
+		return log_errno(r, "event loop"), 1;
+	if (start_servers(&d) < 0)
+		return 1;
+
+	log_info("firebreakd %s ready: store %s (schema %d), sockets in %s, %zu sandboxes",
+		 FB_VERSION, d.cfg.db, store_version(store), d.cfg.runtime_dir,
+		 registry_count(d.registry));
+	if (ready_fd >= 0) {
+		char ok = 0;
+		(void)!write(ready_fd, &ok, 1);
+		close(ready_fd);
+	}
+	r = loop_run(d.loop);
+
+	lineserver_free(d.trace);
+	lineserver_free(d.control);
+	writer_free(d.writer);
+	registry_free(d.registry);
+	loop_free(d.loop);
+	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_TRACE_SOCKET);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_CONTROL_SOCKET);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_PID_FILE);
+	unlink(path);
+	close(pid_fd);
+	close(db_lock_fd);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,98 @@
+#include "registry.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "log.h"
+#include "macro.h"
+
+struct registry {
+	struct hashmap *by_name; /* name -> struct store_sandbox (the key lives in the value) */
+	int64_t next_id;
+};
+
+int registry_new(struct registry **ret)
+{
+	struct registry *r = calloc(1, sizeof(*r));
+
+	if (!r || hashmap_new(&r->by_name) < 0) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->next_id = 1;
+	*ret = r;
+	return 0;
+}
+
+void registry_free(struct registry *r)
+{
+	size_t pos = 0;
+	void *v;
+
+	if (!r)
+		return;
+	while ((v = hashmap_next(r->by_name, &pos)))
+		free(v);
+	hashmap_free(r->by_name);
+	free(r);
+}
+
+static int put(struct registry *r, const struct store_sandbox *sb, struct store_sandbox **ret)
+{
+	struct store_sandbox *copy = malloc(sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	*copy = *sb;
+	if (hashmap_put(r->by_name, copy->name, copy) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	if (sb->id >= r->next_id)
+		r->next_id = sb->id + 1;
+	if (ret)
+		*ret = copy;
+	return 0;
+}
+
+static int load_one(const struct store_sandbox *sb, void *data)
+{
+	return put(data, sb, NULL);
+}
+
+int registry_load(struct registry *r, struct store *s)
+{
+	int ret = store_sandbox_list(s, load_one, r);
+
+	if (ret < 0)
+		return ret;
+	log_info("%zu sandboxes known from the store", hashmap_size(r->by_name));
+	return 0;
+}
+
+struct store_sandbox *registry_find(struct registry *r, const char *name)
+{
+	return hashmap_get(r->by_name, name);
+}
+
+int registry_add(struct registry *r, const char *name, int64_t now_ns, struct store_sandbox **ret)
+{
+	struct store_sandbox sb = { 0 };
+
+	if (registry_find(r, name))
+		return -EEXIST;
+	if (strscpy(sb.name, sizeof(sb.name), name) < 0)
+		return -ENAMETOOLONG;
+	sb.id = r->next_id;
+	strcpy(sb.state, "registered");
+	sb.created_ts = now_ns;
+	sb.updated_ts = now_ns;
+	return put(r, &sb, ret);
+}
+
+size_t registry_count(struct registry *r)
+{
+	return hashmap_size(r->by_name);
+}

@@ -1,0 +1,32 @@
+/*
+ * The sandboxes firebreakd knows, by name, in memory. The daemon is the store's only writer, so it
+ * assigns sandbox ids itself and never waits on the store to learn one.
+ */
+#ifndef FB_REGISTRY_H
+#define FB_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct registry;
+
+/* Returns a new empty registry; 0 or -ENOMEM. */
+int registry_new(struct registry **ret);
+
+/* Frees the registry and its sandboxes; accepts NULL. */
+void registry_free(struct registry *r);
+
+/* Loads every sandbox in the store (at start-up, before the writer owns the store). */
+int registry_load(struct registry *r, struct store *s);
+
+/* Returns the sandbox named name, or NULL. The pointer stays valid while the registry lives. */
+struct store_sandbox *registry_find(struct registry *r, const char *name);
+
+/* Adds a sandbox with the next id, state "registered"; returns 0 and *ret, or -errno. */
+int registry_add(struct registry *r, const char *name, int64_t now_ns, struct store_sandbox **ret);
+
+size_t registry_count(struct registry *r);
+
+#endif

@@ -1,0 +1,349 @@
+#include "writer.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "timeutil.h"
+
+/* A growable array of ops or completions: the queue is swapped whole between threads. */
+struct op_vec {
+	struct writer_op *v;
+	size_t n, cap;
+};
+
+struct completion_vec {
+	struct writer_completion *v;
+	size_t n, cap;
+};
+
+struct writer {
+	struct store *store;
+	struct writer_config cfg;
+	pthread_t thread;
+	int started;
+	int efd;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct op_vec queue;		  /* under lock */
+	struct completion_vec done;	  /* under lock */
+	int stopping;			  /* under lock */
+	size_t in_batch;		  /* under lock: taken by the thread, not yet completed */
+	struct writer_stats stats;	  /* under lock */
+};
+
+void writer_op_clear(struct writer_op *op)
+{
+	event_clear(&op->ev);
+	if (op->trace) {
+		trace_record_clear(op->trace);
+		free(op->trace);
+	}
+	free(op->sandbox);
+	free(op->msg);
+	memset(op, 0, sizeof(*op));
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 256;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* Applies one op inside the open transaction; returns its result. */
+static int apply(struct writer *w, struct writer_op *op)
+{
+	switch (op->type) {
+	case WRITER_OP_EVENT:
+		return store_event_insert(w->store, &op->ev);
+	case WRITER_OP_TRACE:
+		return store_trace_apply(w->store, op->trace, &op->ev);
+	case WRITER_OP_SANDBOX:
+		return store_sandbox_put(w->store, op->sandbox);
+	case WRITER_OP_REPLY:
+		return 0;
+	}
+	abort(); /* an op type this writer does not know is a bug in the caller */
+}
+
+static const char *result_text(int result)
+{
+	switch (result) {
+	case -EIO:
+		return "the store could not commit; not stored, retry later";
+	case -ENOSPC:
+		return "the store's disk is full; not stored";
+	default:
+		return "the store refused this operation";
+	}
+}
+
+/* Applies ops[0..n) in one transaction and queues their completions. */
+static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
+{
+	_cleanup_free_ int *results = calloc(n, sizeof(int));
+	uint64_t events = 0, failed = 0, lost = 0;
+	int r;
+
+	if (!results)
+		abort(); /* cannot even say what happened; a later restart re-adopts */
+	r = store_begin(w->store);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		results[i] = apply(w, &ops[i]);
+		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
+			r = results[i]; /* the transaction is no longer trustworthy */
+		else if (ops[i].type == WRITER_OP_EVENT ||
+			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
+			events++;
+	}
+	if (r == 0)
+		r = store_commit(w->store);
+	if (r < 0) {
+		store_rollback(w->store);
+		log_errno(r, "store batch of %zu operations not committed", n);
+		for (size_t i = 0; i < n; i++) {
+			if (ops[i].type != WRITER_OP_REPLY) {
+				results[i] = r;
+				failed++;
+				lost += ops[i].type != WRITER_OP_SANDBOX;
+			}
+		}
+		events = 0;
+	}
+
+	pthread_mutex_lock(&w->lock);
+	w->in_batch -= n;
+	w->stats.ops += n - failed;
+	w->stats.events += events;
+	w->stats.failed_ops += failed;
+	w->stats.lost_events += lost;
+	w->stats.batches += r == 0;
+	if (n > w->stats.max_batch)
+		w->stats.max_batch = n;
+	if (grow((void **)&w->done.v, &w->done.cap, w->done.n + n, sizeof(*w->done.v)) < 0)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		struct writer_completion *c;
+
+		if (ops[i].token == 0)
+			continue;
+		c = &w->done.v[w->done.n++];
+		c->token = ops[i].token;
+		c->result = results[i];
+		if (ops[i].type == WRITER_OP_REPLY || results[i] >= 0) {
+			c->msg = TAKE_PTR(ops[i].msg);
+		} else {
+			c->msg = strdup(results[i] == -EEXIST ? "conflict"
+							      : result_text(results[i]));
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < n; i++)
+		writer_op_clear(&ops[i]);
+	eventfd_write(w->efd, 1);
+}
+
+static void run_retention(struct writer *w)
+{
+	struct store_retention q = w->cfg.retention;
+	int64_t n;
+
+	q.now_ns = time_now_ns();
+	n = store_retention_run(w->store, &q);
+	if (n < 0) {
+		log_errno((int)n, "retention");
+		return;
+	}
+	if (n > 0)
+		log_info("retention deleted %lld raw events", (long long)n);
+	pthread_mutex_lock(&w->lock);
+	w->stats.retention_deleted += (uint64_t)n;
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	struct op_vec batch = { 0 };
+	uint64_t next_retention = time_mono_ns() + w->cfg.retention_interval_ns;
+
+	for (;;) {
+		struct op_vec tmp;
+
+		pthread_mutex_lock(&w->lock);
+		while (w->queue.n == 0 && !w->stopping) {
+			if (w->cfg.retention_interval_ns > 0) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_sec += 1;
+				pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+				if (time_mono_ns() >= next_retention)
+					break;
+			} else {
+				pthread_cond_wait(&w->cond, &w->lock);
+			}
+		}
+		if (w->queue.n == 0 && w->stopping) {
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		/* Swap the whole queue out (both arrays keep their capacity): the loop goes on
+		 * queueing into the other while this one is written. */
+		tmp = w->queue;
+		w->queue = batch;
+		w->queue.n = 0;
+		batch = tmp;
+		w->in_batch = batch.n;
+		pthread_mutex_unlock(&w->lock);
+
+		/* One transaction per batch_max ops, so completions flow while a backlog drains. */
+		for (size_t i = 0; i < batch.n; i += w->cfg.batch_max) {
+			size_t n = batch.n - i < w->cfg.batch_max ? batch.n - i : w->cfg.batch_max;
+
+			apply_batch(w, batch.v + i, n);
+		}
+		batch.n = 0;
+		if (w->cfg.retention_interval_ns > 0 && time_mono_ns() >= next_retention) {
+			run_retention(w);
+			next_retention = time_mono_ns() + w->cfg.retention_interval_ns;
+		}
+	}
+	free(batch.v);
+	return NULL;
+}
+
+int writer_new(struct store *s, const struct writer_config *cfg, struct writer **ret)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w->store = s;
+	w->cfg = *cfg;
+	if (w->cfg.batch_max == 0)
+		w->cfg.batch_max = 4096;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->efd < 0) {
+		r = -errno;
+		w->store = NULL;
+		writer_free(w);
+		return r;
+	}
+	r = -pthread_create(&w->thread, NULL, writer_main, w);
+	if (r < 0) {
+		w->store = NULL;
+		writer_free(w);
+		return r;
+	}
+	w->started = 1;
+	*ret = w;
+	return 0;
+}
+
+int writer_fd(struct writer *w)
+{
+	return w->efd;
+}
+
+int writer_submit(struct writer *w, struct writer_op *op)
+{
+	int wake;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->stopping) {
+		pthread_mutex_unlock(&w->lock);
+		writer_op_clear(op);
+		return -ESHUTDOWN;
+	}
+	if (grow((void **)&w->queue.v, &w->queue.cap, w->queue.n + 1, sizeof(*w->queue.v)) < 0)
+		abort(); /* the queue is bounded by writer_full(); running out here is fatal */
+	w->queue.v[w->queue.n++] = *op;
+	wake = w->queue.n == 1;
+	pthread_mutex_unlock(&w->lock);
+	memset(op, 0, sizeof(*op));
+	if (wake)
+		pthread_cond_signal(&w->cond);
+	return 0;
+}
+
+int writer_full(struct writer *w)
+{
+	int full;
+
+	pthread_mutex_lock(&w->lock);
+	full = w->cfg.queue_max > 0 && w->queue.n >= w->cfg.queue_max;
+	pthread_mutex_unlock(&w->lock);
+	return full;
+}
+
+void writer_dispatch(struct writer *w, void (*fn)(const struct writer_completion *c, void *data),
+		     void *data)
+{
+	struct completion_vec done;
+	eventfd_t dummy;
+
+	eventfd_read(w->efd, &dummy);
+	pthread_mutex_lock(&w->lock);
+	done = w->done;
+	memset(&w->done, 0, sizeof(w->done));
+	pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < done.n; i++)
+		fn(&done.v[i], data);
+	free(done.v);
+}
+
+void writer_get_stats(struct writer *w, struct writer_stats *ret)
+{
+	pthread_mutex_lock(&w->lock);
+	*ret = w->stats;
+	ret->pending = w->queue.n + w->in_batch;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void writer_stop(struct writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (w->started) {
+		pthread_join(w->thread, NULL);
+		w->started = 0;
+	}
+}
+
+void writer_free(struct writer *w)
+{
+	if (!w)
+		return;
+	writer_stop(w);
+	for (size_t i = 0; i < w->queue.n; i++)
+		writer_op_clear(&w->queue.v[i]);
+	free(w->queue.v);
+	for (size_t i = 0; i < w->done.n; i++)
+		free(w->done.v[i].msg);
+	free(w->done.v);
+	if (w->efd >= 0)
+		close(w->efd);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	store_close(w->store);
+	free(w);
+}

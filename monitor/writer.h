@@ -1,0 +1,92 @@
+/*
+ * The batched store writer. The event loop hands it operations; a thread of its own applies them
+ * with prepared statements, one transaction per batch (group commit: while one batch commits, the
+ * next accumulates), and hands back a completion per operation that asked for one. The loop thus
+ * never waits on SQLite or fsync, and a completion means the operation is durable.
+ */
+#ifndef FB_WRITER_H
+#define FB_WRITER_H
+
+#include <stdint.h>
+
+#include "event.h"
+#include "store.h"
+#include "trace.h"
+
+struct writer;
+
+enum writer_op_type {
+	WRITER_OP_EVENT,   /* append ev */
+	WRITER_OP_TRACE,   /* apply trace (owned) and, if new, append ev */
+	WRITER_OP_SANDBOX, /* put sandbox (owned) */
+	WRITER_OP_REPLY,   /* nothing to write: carries msg back in order with the rest */
+};
+
+struct writer_op {
+	enum writer_op_type type;
+	uint64_t token; /* who hears of the completion; 0 = nobody */
+	struct event ev;
+	struct trace_record *trace;
+	struct store_sandbox *sandbox;
+	char *msg; /* owned; returned in the completion */
+};
+
+struct writer_completion {
+	uint64_t token;
+	int result; /* the store's result (>= 0) or -errno */
+	char *msg;  /* owned by the receiver: the op's msg, or an error text */
+};
+
+struct writer_stats {
+	uint64_t ops;		/* applied and committed */
+	uint64_t events;	/* events appended */
+	uint64_t batches;	/* transactions committed */
+	uint64_t failed_ops;	/* in a batch whose commit failed: not durable, completed with -EIO */
+	uint64_t lost_events;	/* events among failed_ops, lost at the store stage */
+	uint64_t max_batch;
+	uint64_t retention_deleted;
+	uint64_t pending;	/* queued now */
+};
+
+struct writer_config {
+	unsigned batch_max;	   /* ops per transaction */
+	uint64_t queue_max;	   /* writer_full() beyond this */
+	struct store_retention retention; /* now_ns is filled in at each run */
+	uint64_t retention_interval_ns;	  /* 0: no retention */
+};
+
+/*
+ * Starts the writer thread on store s (which it owns from now on, closing it in writer_free).
+ * Returns 0 and *ret, or -errno.
+ */
+int writer_new(struct store *s, const struct writer_config *cfg, struct writer **ret);
+
+/* An fd that becomes readable when completions are waiting (for the event loop). */
+int writer_fd(struct writer *w);
+
+/*
+ * Queues op, moving its contents (op is left empty). Never blocks on the store. Returns 0, or
+ * -ESHUTDOWN once writer_stop() has been called (op is then cleared).
+ */
+int writer_submit(struct writer *w, struct writer_op *op);
+
+/* Whether more than queue_max operations are waiting: producers should pause. */
+int writer_full(struct writer *w);
+
+/* Calls fn for each waiting completion, in submission order; fn takes ownership of c->msg. */
+void writer_dispatch(struct writer *w, void (*fn)(const struct writer_completion *c, void *data),
+		     void *data);
+
+/* A snapshot of the counters. */
+void writer_get_stats(struct writer *w, struct writer_stats *ret);
+
+/* Stops taking ops, applies every queued op, and joins the thread. Idempotent. */
+void writer_stop(struct writer *w);
+
+/* Stops the writer if needed, frees it and closes the store; accepts NULL. */
+void writer_free(struct writer *w);
+
+/* Frees what op owns (after a failed submit, or an op never submitted). */
+void writer_op_clear(struct writer_op *op);
+
+#endif
