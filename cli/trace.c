@@ -217,8 +217,9 @@ static int read_replies(struct sender *s, int block)
 		if (n <= 0)
 			return -ECONNRESET;
 		s->rlen += (size_t)n;
-		if (s->rlen == sizeof(s->rbuf))
-			return -EPROTO; /* a reply longer than any the monitor sends */
+		if (s->rlen == sizeof(s->rbuf) && !memchr(s->rbuf, '\n', s->rlen))
+			return cli_fail("trace", "a reply longer than any the monitor sends"),
+			       -EPROTO;
 	}
 }
 

@@ -186,10 +186,14 @@ static void process_input(struct lineserver *ls, size_t slot)
 
 		if (!nl)
 			break;
+		size_t len = (size_t)(nl - (c->in + start));
+
 		if (c->discarding)
 			c->discarding = 0; /* the end of the over-long line: already answered */
+		else if (len > ls->cfg.line_max + 1) /* + 1: a trailing '\r' is allowed */
+			handle_line(ls, slot, NULL, ls->cfg.line_max);
 		else
-			handle_line(ls, slot, c->in + start, (size_t)(nl - (c->in + start)));
+			handle_line(ls, slot, c->in + start, len);
 		start = (size_t)(nl - c->in) + 1;
 		if (ls->clients[slot].fd < 0)
 			return;
@@ -392,7 +396,9 @@ void lineserver_complete(struct lineserver *ls, const struct writer_completion *
 	_cleanup_free_ char *reply = NULL;
 
 	if (!c) {
+		/* The client has gone; the protocol still sees the result, so its counters hold. */
 		ls->stats.replies_dropped++;
+		free(ls->ops.reply(wc, 0, ls->data));
 		free(wc->msg);
 		return;
 	}

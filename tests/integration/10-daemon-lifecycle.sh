@@ -1,0 +1,97 @@
+#!/bin/bash
+# firebreakd starts, answers, keeps its sockets to root, refuses a second instance and bad configs,
+# upgrades nothing it should not, and exits 0 on SIGTERM leaving no socket behind.
+. "$(dirname "$0")/../lib.sh"
+fb_setup
+
+start_daemon
+check "status answers" "$FB" status
+assert_eq "$(stat -c %a "$FIREBREAK_RUNTIME_DIR")" "700" "runtime dir is root's only (no firebreak group here)"
+assert_eq "$(stat -c %a "$FIREBREAK_RUNTIME_DIR/trace.sock")" "600" "trace socket is mode 600"
+assert_eq "$(stat -c %a "$FIREBREAK_RUNTIME_DIR/control.sock")" "600" "control socket is mode 600"
+assert_eq "$(stat -c %a "$FIREBREAK_DB")" "640" "store file is not world-readable"
+assert_eq "$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")" "$DAEMON_PID" "pid file names the daemon"
+
+# An unprivileged user can reach neither socket.
+if setpriv --reuid=65534 --regid=65534 --clear-groups "$FB" status >/dev/null 2>&1; then
+	fail "nobody could talk to the control socket"
+fi
+ok "an unprivileged user cannot reach the control socket"
+
+# A second daemon on the same store and runtime dir is refused and the first keeps serving.
+if "$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" \
+	>"$T/second.log" 2>&1; then
+	fail "a second firebreakd started on the same runtime dir"
+fi
+grep -q "another firebreakd already uses" "$T/second.log" || fail "second daemon gave no clear reason"
+check "the first daemon still answers" "$FB" status
+
+# The CLI's usage and error exits.
+"$FB" >/dev/null 2>&1; assert_eq "$?" "2" "firebreak without a command exits 2"
+"$FB" nosuch >/dev/null 2>&1; assert_eq "$?" "2" "an unknown command exits 2"
+"$FB" timeline >/dev/null 2>&1; assert_eq "$?" "2" "timeline without a sandbox exits 2"
+"$FB" timeline nosuch >/dev/null 2>&1; assert_eq "$?" "1" "timeline of an unknown sandbox exits 1"
+for cmd in ps timeline trace register status; do
+	"$FB" $cmd --help | grep -q "^Usage: firebreak $cmd" || fail "$cmd --help"
+done
+ok "every command has --help"
+"$FBD" --help | grep -q "^Usage: firebreakd" || fail "firebreakd --help"
+
+check "register a sandbox" "$FB" register lifecycle-1
+"$FB" register "../etc" >/dev/null 2>&1 && fail "a path-like sandbox name was registered"
+ok "a path-like sandbox name is refused"
+trace_line lifecycle-1 1 run_tests c1 start | "$FB" trace lifecycle-1 --quiet || fail "trace one line"
+"$FB" ps | grep -q "^lifecycle-1 " || fail "ps lists the sandbox"
+"$FB" ps --json | grep -q '"name":"lifecycle-1"' || fail "ps --json lists the sandbox"
+ok "ps lists the registered sandbox, also as JSON"
+
+stop_daemon
+ok "SIGTERM: exit 0"
+[ -e "$FIREBREAK_RUNTIME_DIR/trace.sock" ] && fail "trace socket left behind"
+[ -e "$FIREBREAK_RUNTIME_DIR/control.sock" ] && fail "control socket left behind"
+ok "no socket left behind"
+"$FB" status >/dev/null 2>&1 && fail "status succeeded with no daemon"
+ok "status fails with no daemon"
+# Readers still work on the store with the daemon gone.
+"$FB" timeline lifecycle-1 | grep -q "tool call started" || fail "timeline after the daemon stopped"
+ok "the timeline reads the store with no daemon"
+
+# A bad config file is refused with FILE:LINE, before anything starts.
+printf 'db = %s\nbatch_max = lots\n' "$FIREBREAK_DB" >"$T/bad.conf"
+"$FBD" --foreground --config "$T/bad.conf" --runtime-dir "$FIREBREAK_RUNTIME_DIR" >"$T/bad.log" 2>&1
+assert_eq "$?" "1" "a bad config value stops firebreakd"
+grep -q "bad.conf:2: batch_max" "$T/bad.log" || fail "no FILE:LINE in: $(cat "$T/bad.log")"
+ok "the config error names FILE:LINE"
+printf 'no_such_key = 1\n' >"$T/unknown.conf"
+"$FBD" --foreground --config "$T/unknown.conf" >"$T/unknown.log" 2>&1 && fail "unknown key accepted"
+grep -q 'unknown key "no_such_key"' "$T/unknown.log" || fail "unknown key not named"
+ok "an unknown config key is named"
+"$FBD" --foreground --config "$T/missing.conf" >/dev/null 2>&1 && fail "a missing --config accepted"
+ok "a missing --config file is an error"
+
+# The config file is read and flags win over it.
+printf 'db = %s/other.db\nlog_level = debug\n' "$T" >"$T/good.conf"
+start_daemon --config "$T/good.conf"
+[ -e "$T/other.db" ] && fail "--db did not win over the config file"
+ok "--db wins over the config file"
+stop_daemon
+
+# A store of a newer schema is refused with a clear message, and left as it was.
+sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = 99"
+"$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" >"$T/newer.log" 2>&1
+assert_eq "$?" "1" "a newer store stops firebreakd"
+grep -q "schema version 99 is newer" "$T/newer.log" || fail "no clear message: $(cat "$T/newer.log")"
+assert_eq "$(sqlite3 "$FIREBREAK_DB" "PRAGMA user_version")" "99" "the newer store is untouched"
+"$FB" ps >/dev/null 2>&1 && fail "the CLI read a newer store"
+ok "the CLI refuses a newer store too"
+
+# The daemon mode (no --foreground) detaches and still answers, and SIGTERM ends it.
+sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = 2"
+"$FBD" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" || fail "daemon mode start"
+pid=$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")
+FB_PIDS="$FB_PIDS $pid"
+check "the detached daemon answers" "$FB" status
+kill -TERM "$pid"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$pid" 2>/dev/null && fail "the detached daemon did not stop on SIGTERM"
+ok "the detached daemon stops on SIGTERM"

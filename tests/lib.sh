@@ -1,0 +1,79 @@
+# Helpers for the integration tests (bash). Each test sources this file, then calls fb_setup.
+# Everything a test creates lives in one temporary directory and the daemons it started (by pid);
+# the EXIT trap removes both, also when the test fails.
+set -u
+
+FB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FB=$FB_ROOT/build/firebreak
+FBD=$FB_ROOT/build/firebreakd
+FB_PIDS=""
+
+fb_cleanup() {
+	for pid in $FB_PIDS; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	[ -n "${T:-}" ] && [ -d "$T" ] && rm -rf "$T"
+}
+
+fb_setup() {
+	T=$(mktemp -d /tmp/firebreak-test.XXXXXX)
+	trap fb_cleanup EXIT
+	export FIREBREAK_DB=$T/state/firebreak.db
+	export FIREBREAK_RUNTIME_DIR=$T/run
+	FB_LOG=$T/firebreakd.log
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -n "${FB_LOG:-}" ] && [ -f "$FB_LOG" ]; then
+		echo "--- last lines of $FB_LOG" >&2
+		tail -n 20 "$FB_LOG" >&2
+	fi
+	exit 1
+}
+
+ok() {
+	echo "ok - $*"
+}
+
+# check DESCRIPTION COMMAND...: the command must succeed.
+check() {
+	local what=$1
+	shift
+	"$@" >/dev/null || fail "$what (command: $*)"
+	ok "$what"
+}
+
+assert_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+	ok "$3"
+}
+
+# Starts firebreakd in the foreground (as a child we own) with extra args; waits until it answers.
+start_daemon() {
+	"$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" "$@" \
+		>>"$FB_LOG" 2>&1 &
+	DAEMON_PID=$!
+	FB_PIDS="$FB_PIDS $DAEMON_PID"
+	for _ in $(seq 100); do
+		"$FB" status >/dev/null 2>&1 && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || fail "firebreakd exited during start-up"
+		sleep 0.05
+	done
+	fail "firebreakd did not answer within 5 s"
+}
+
+# Stops the daemon with SIGTERM and requires a clean exit 0.
+stop_daemon() {
+	kill -TERM "$DAEMON_PID"
+	wait "$DAEMON_PID"
+	local rc=$?
+	[ $rc -eq 0 ] || fail "firebreakd exited $rc after SIGTERM"
+}
+
+# trace_line SANDBOX STEP TOOL CALL_ID PHASE [EXTRA_JSON_MEMBERS]
+trace_line() {
+	printf '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"%s","gen_ai.tool.call.id":"%s","firebreak.sandbox":"%s","firebreak.step":%s,"phase":"%s"%s}\n' \
+		"$3" "$4" "$1" "$2" "$5" "${6:+,$6}"
+}

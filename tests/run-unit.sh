@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs each cmocka unit test binary given; prints cmocka's own lines, then one closing line.
+passed=0
+failed=0
+for t in "$@"; do
+	echo "== $t"
+	if "$t"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		echo "FAILED: $t"
+	fi
+done
+echo "unit: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
