@@ -1,0 +1,8 @@
+#!/bin/sh
+# make bench: every benchmark, each a benchmark run (not a timed test). Figures go to stdout.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=$(mktemp -d /var/tmp/firebreak-bench.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+"$ROOT/build/bench/bench_writer" "${BENCH_EVENTS:-1000000}" "$DIR"
+bash "$ROOT/bench/bench_trace.sh" "${BENCH_TRACE_LINES:-100000}"
