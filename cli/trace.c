@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "cli.h"
@@ -22,7 +23,8 @@ static const char usage_text[] =
 	"Sends JSON lines from stdin (one object per tool-call phase, see docs/trace.md) to the\n"
 	"monitor and checks that each is acknowledged. Lines without \"firebreak.sandbox\" get\n"
 	"SANDBOX. Exits 0 if every line was stored, 1 if any was refused or could not be sent.\n"
-	"  --window N            lines in flight before waiting for acks (default 1024)\n"
+	"  --window N            lines in flight before waiting for acks (default 1024, at\n"
+	"                        most 16384)\n"
 	"  --retry-for DURATION  on a lost connection, reconnect for this long and resend what\n"
 	"                        was not acknowledged (default: do not retry)\n"
 	"  --quiet               print refusals only, no summary\n";
@@ -40,6 +42,7 @@ struct sender {
 	struct pending *ring; /* lines sent (or to resend), oldest first */
 	size_t cap, head, count;
 	size_t sent;	      /* of the ring's lines, how many went out on this connection */
+	size_t sent_off;      /* bytes of ring line `sent` already written */
 	char rbuf[8192];
 	size_t rlen;
 	uint64_t ok, duplicates, refused, reconnects;
@@ -95,18 +98,40 @@ static struct pending *ring_at(struct sender *s, size_t i)
 	return &s->ring[(s->head + i) % s->cap];
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* Writes every queued line (ring entries sent..count) with writev; 0 or -errno. */
+static int flush_lines(struct sender *s)
 {
-	while (len > 0) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+	while (s->sent < s->count) {
+		struct iovec iov[256];
+		int n = 0;
+		ssize_t w;
 
-		if (n < 0) {
+		for (size_t i = s->sent; i < s->count && n < 256; i++, n++) {
+			struct pending *p = ring_at(s, i);
+			size_t off = i == s->sent ? s->sent_off : 0;
+
+			iov[n].iov_base = p->line + off;
+			iov[n].iov_len = p->len - off;
+		}
+		w = writev(s->fd, iov, n);
+		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		buf += n;
-		len -= (size_t)n;
+		/* Advance over what went out, whole lines first. */
+		while (w > 0) {
+			struct pending *p = ring_at(s, s->sent);
+			size_t left = p->len - s->sent_off;
+
+			if ((size_t)w < left) {
+				s->sent_off += (size_t)w;
+				break;
+			}
+			w -= (ssize_t)left;
+			s->sent++;
+			s->sent_off = 0;
+		}
 	}
 	return 0;
 }
@@ -122,6 +147,7 @@ static int connect_with_retry(struct sender *s)
 			s->fd = fd;
 			s->rlen = 0;
 			s->sent = 0;
+			s->sent_off = 0;
 			return 0;
 		}
 		if (s->retry_ns <= 0 || time_mono_ns() >= deadline)
@@ -146,13 +172,9 @@ static int reconnect(struct sender *s)
 	s->reconnects++;
 	if ((r = connect_with_retry(s)) < 0)
 		return r;
-	for (size_t i = 0; i < s->count; i++) {
-		struct pending *p = ring_at(s, i);
-
-		if (write_all(s->fd, p->line, p->len) < 0)
-			return reconnect(s);
-		s->sent++;
-	}
+	/* Everything unacknowledged goes out again; the monitor knows what it already stored. */
+	if (flush_lines(s) < 0)
+		return reconnect(s);
 	return 0;
 }
 
@@ -223,69 +245,104 @@ static int read_replies(struct sender *s, int block)
 	}
 }
 
-static int send_line(struct sender *s, char *line, size_t len, uint64_t lineno)
+/* Queues a line in the ring (the caller made room); it goes out at the next flush. */
+static void queue_line(struct sender *s, char *line, size_t len, uint64_t lineno)
 {
-	struct pending *p;
+	struct pending *p = ring_at(s, s->count);
 
-	p = ring_at(s, s->count);
 	p->line = line;
 	p->len = len;
 	p->input_lineno = lineno;
 	s->count++;
-	if (write_all(s->fd, line, len) < 0)
-		return reconnect(s); /* resends this line too */
-	s->sent++;
-	return 0;
 }
 
+/* Sends what is queued, then takes what replies are there (waiting for one if block). */
+static int exchange(struct sender *s, int block)
+{
+	int r;
+
+	for (;;) {
+		r = flush_lines(s);
+		if (r == 0)
+			r = read_replies(s, block);
+		if (r == -ECONNRESET || r == -EPIPE)
+			r = reconnect(s);
+		else
+			return r;
+		if (r < 0)
+			return r;
+		block = 0; /* after a reconnect, what was owed is being resent */
+	}
+}
+
+/*
+ * Reads stdin in chunks and queues every complete line of a chunk before sending them together: one
+ * writev per chunk, not a write per line, yet a line that arrives alone still goes out at once.
+ */
 static int run(struct sender *s)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t bufsize = 0;
+	size_t len = 0, cap = 0;
 	uint64_t lineno = 0, local_errors = 0;
-	ssize_t n;
-	int r;
+	int eof = 0, r;
 
 	if ((r = connect_with_retry(s)) < 0)
 		return r;
-	while ((n = getline(&buf, &bufsize, stdin)) >= 0) {
-		char *line;
-		size_t len;
+	while (!eof) {
+		size_t start = 0;
+		ssize_t n;
 
-		lineno++;
-		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			n--;
-		if (n == 0)
-			continue;
-		r = prepare_line(s, buf, (size_t)n, &line, &len, lineno);
-		if (r == -EINVAL) {
-			local_errors++;
-			continue;
+		if (cap - len < 65536) {
+			char *p = realloc(buf, cap + 65536);
+
+			if (!p)
+				return -ENOMEM;
+			buf = p;
+			cap += 65536;
 		}
-		if (r < 0)
-			return r;
-		while (s->count == s->cap) {
-			r = read_replies(s, 1);
-			if (r == -ECONNRESET)
-				r = reconnect(s);
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			eof = 1;
+			if (len > 0 && buf[len - 1] != '\n')
+				buf[len++] = '\n'; /* a last line without its newline */
+		}
+		len += (size_t)n;
+		for (char *nl; (nl = memchr(buf + start, '\n', len - start)); start = (size_t)(nl - buf) + 1) {
+			size_t l = (size_t)(nl - (buf + start));
+			char *line;
+			size_t line_len;
+
+			lineno++;
+			while (l > 0 && buf[start + l - 1] == '\r')
+				l--;
+			if (l == 0)
+				continue;
+			r = prepare_line(s, buf + start, l, &line, &line_len, lineno);
+			if (r == -EINVAL) {
+				local_errors++;
+				continue;
+			}
 			if (r < 0)
 				return r;
+			while (s->count == s->cap)
+				if ((r = exchange(s, 1)) < 0)
+					return r;
+			queue_line(s, line, line_len, lineno);
 		}
-		if ((r = send_line(s, line, len, lineno)) < 0)
-			return r;
-		r = read_replies(s, 0);
-		if (r == -ECONNRESET)
-			r = reconnect(s);
-		if (r < 0)
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		if ((r = exchange(s, 0)) < 0)
 			return r;
 	}
 	/* All sent: say so, then collect the remaining acks. */
 	while (s->count > 0) {
-		shutdown(s->fd, SHUT_WR);
-		r = read_replies(s, 1);
-		if (r == -ECONNRESET)
-			r = reconnect(s);
-		if (r < 0)
+		if (s->sent == s->count)
+			shutdown(s->fd, SHUT_WR);
+		if ((r = exchange(s, 1)) < 0)
 			return r;
 	}
 	s->refused += local_errors;
@@ -309,7 +366,9 @@ int cli_trace(struct cli *cli, int argc, char **argv)
 		switch (c) {
 		case OPT_WINDOW: {
 			uint64_t w;
-			if (size_parse(optarg, &w) < 0 || w < 1 || w > 1000000)
+			/* Capped so that a window of unread acks stays well under the daemon's
+			 * reply buffer (trace_reply_buffer_max, 1 MiB by default). */
+			if (size_parse(optarg, &w) < 0 || w < 1 || w > 16384)
 				return cli_usage(stderr, usage_text);
 			s.cap = (size_t)w;
 			break;

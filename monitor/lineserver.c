@@ -411,9 +411,21 @@ void lineserver_complete(struct lineserver *ls, const struct writer_completion *
 		client_close(ls, c);
 		return;
 	}
-	if (client_flush(ls, c) < 0)
-		return;
-	client_update(ls, c);
+	/* Sent by lineserver_flush() once the whole round of completions is in: one send() per
+	 * client per round instead of one per reply. */
+}
+
+void lineserver_flush(struct lineserver *ls)
+{
+	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
+		struct client *c = &ls->clients[i];
+
+		if (c->fd < 0)
+			continue;
+		if (out_pending(c) > 0 && client_flush(ls, c) < 0)
+			continue;
+		client_update(ls, c);
+	}
 }
 
 int lineserver_reply(struct lineserver *ls, uint64_t token, const char *reply)

@@ -63,8 +63,11 @@ void lineserver_free(struct lineserver *ls);
 /* Which server a completion's token belongs to (the config's id). */
 unsigned lineserver_token_server(uint64_t token);
 
-/* Delivers one completion to its client (dropped and counted if the client is gone). */
+/* Queues one completion's reply for its client (dropped and counted if the client is gone). */
 void lineserver_complete(struct lineserver *ls, const struct writer_completion *c);
+
+/* Sends what replies are queued and updates each client's state; after a round of completions. */
+void lineserver_flush(struct lineserver *ls);
 
 /* Queues a ready-made reply line (copied) for token, in order with the client's other replies. */
 int lineserver_reply(struct lineserver *ls, uint64_t token, const char *reply);

@@ -158,6 +158,8 @@ static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
 	int full;
 
 	writer_dispatch(d->writer, complete_one, d);
+	lineserver_flush(d->trace);
+	lineserver_flush(d->control);
 	/* Backpressure: reading from clients pauses while the writer's queue is full. */
 	full = writer_full(d->writer);
 	lineserver_pause(d->trace, full);

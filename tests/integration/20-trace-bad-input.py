@@ -41,7 +41,7 @@ def run(w):
     cases = [
         (b"{not json\n", "json"),
         (b'{"a": 1} trailing\n', "json"),
-        (b'"a string"\n', "json"),
+        (b'"a string"\n', "not_object"),
         (b"[1, 2, 3]\n", "not_object"),
         (garbage + b"\n", "json"),
         (b'{"gen_ai.tool.name": "a\x00b"}\n', "json"),
