@@ -113,7 +113,11 @@ static int flush_lines(struct sender *s)
 			iov[n].iov_base = p->line + off;
 			iov[n].iov_len = p->len - off;
 		}
-		w = writev(s->fd, iov, n);
+		/* sendmsg for MSG_NOSIGNAL: a monitor that died mid-write is a reconnect, not a
+		 * SIGPIPE that kills us with lines unsent. */
+		struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+
+		w = sendmsg(s->fd, &msg, MSG_NOSIGNAL);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;

@@ -85,8 +85,10 @@ int event_copy(struct event *dst, const struct event *src)
 	*dst = *src;
 	if (src->fields) {
 		dst->fields = malloc(src->fields_len + 1);
-		if (!dst->fields)
+		if (!dst->fields) {
+			dst->fields_len = 0; /* never left sharing src's buffer */
 			return -ENOMEM;
+		}
 		memcpy(dst->fields, src->fields, src->fields_len + 1);
 	}
 	return 0;
@@ -110,9 +112,16 @@ int event_set_fields(struct event *ev, const json_t *obj)
 int event_set_fields_text(struct event *ev, const char *text, size_t len)
 {
 	char *copy;
+	json_t *obj;
 
 	if (len < 2 || text[0] != '{')
 		return -EINVAL;
+	/* The text is stored as given, so it is parsed once here: "{garbage" must not reach the
+	 * store, where every later reader would find undecodable fields. */
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	if (!obj)
+		return -EINVAL;
+	json_decref(obj);
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;

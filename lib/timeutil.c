@@ -140,6 +140,9 @@ static int parse_rfc3339(const char *s, int64_t *ret_ns)
 	sec = timegm(&tm);
 	if (sec == (time_t)-1)
 		return -EINVAL;
+	/* Past 2262-04-11T23:47:16.854775807Z the nanoseconds no longer fit an int64_t. */
+	if (sec > (INT64_MAX - frac) / NSEC_PER_SEC || sec < INT64_MIN / NSEC_PER_SEC)
+		return -EINVAL;
 	*ret_ns = (int64_t)sec * NSEC_PER_SEC + frac;
 	return 0;
 }

@@ -243,8 +243,10 @@ enum trace_error trace_parse_line(const char *line, size_t len, struct trace_rec
 	if (len > FB_TRACE_LINE_MAX)
 		return fail(TRACE_ERR_TOO_LONG, err, errlen, "line is over %d bytes",
 			    FB_TRACE_LINE_MAX);
-	/* Rejects invalid UTF-8, NUL bytes, duplicate keys and anything after the object. */
-	obj = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* Rejects invalid UTF-8, NUL bytes, duplicate keys and anything after the object. Any JSON
+	 * value is decoded, so that a string or a number is refused as not an object, like an
+	 * array, rather than as not JSON. */
+	obj = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!obj)
 		return fail(TRACE_ERR_JSON, err, errlen, "invalid JSON at column %d: %.80s",
 			    jerr.column, jerr.text);

@@ -106,7 +106,7 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 		results[i] = apply(w, &ops[i]);
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */
-		else if (ops[i].type == WRITER_OP_EVENT ||
+		else if ((ops[i].type == WRITER_OP_EVENT && results[i] == 0) ||
 			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
 			events++;
 	}

@@ -70,7 +70,7 @@ int writer_fd(struct writer *w);
  */
 int writer_submit(struct writer *w, struct writer_op *op);
 
-/* Whether more than queue_max operations are waiting: producers should pause. */
+/* Whether queue_max or more operations are waiting: producers should pause. */
 int writer_full(struct writer *w);
 
 /* Calls fn for each waiting completion, in submission order; fn takes ownership of c->msg. */

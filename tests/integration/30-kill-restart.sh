@@ -47,7 +47,7 @@ ok "restarted firebreakd"
 
 rc_all=0
 for pid in $client_pids; do
-	wait "$pid" || rc_all=1
+	wait "$pid" || { rc=$?; echo "client pid $pid exited $rc" >&2; rc_all=1; }
 done
 cat "$T"/client-*.err
 [ $rc_all -eq 0 ] || fail "a trace client did not get every line acknowledged"
