@@ -1,0 +1,251 @@
+/*
+ * The environment of a call is rebuilt, never inherited: the sandbox's fixed variables, the tool's
+ * fixed variables, and only those of the caller's that the tool's env_allow names. A variable on
+ * the never-pass list below changes what a program runs (a preloaded library, a startup file,
+ * extra options, a config file) and passes only when env_allow names it exactly: a pattern such
+ * as "PYTHON*" in env_allow never lets one through.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+
+#include "gate-internal.h"
+#include "macro.h"
+
+struct never_pass {
+	const char *pattern;	/* fnmatch over the name */
+	const char *reason;
+};
+
+static const struct never_pass never_pass[] = {
+	{ "LD_*", "the dynamic loader preloads or searches libraries it names" },
+	{ "GCONV_PATH", "glibc loads iconv modules from it" },
+	{ "LOCPATH", "glibc loads locale data from it" },
+	{ "NLSPATH", "glibc reads message catalogs from it" },
+	{ "MALLOC_*", "tunes or traces glibc's allocator" },
+	{ "GLIBC_TUNABLES", "tunes glibc (and has had exploitable parsing bugs)" },
+	{ "HOSTALIASES", "redirects host name lookups" },
+	{ "RES_OPTIONS", "changes the resolver's behaviour" },
+	{ "LOCALDOMAIN", "changes the resolver's search domains" },
+	{ "*_OPTIONS", "extra options for a program (NODE_OPTIONS, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS)" },
+	{ "PYTHON*", "PYTHONSTARTUP, PYTHONPATH, PYTHONHOME, PYTHONINSPECT... run or load code" },
+	{ "PYTEST_ADDOPTS", "extra pytest options, such as -p to load a plugin" },
+	{ "PYTEST_PLUGINS", "plugins pytest loads" },
+	{ "PIP_*", "pip options: another index, a config file" },
+	{ "GIT_*", "GIT_SSH_COMMAND, GIT_CONFIG_*, GIT_EXEC_PATH... make git run programs" },
+	{ "BASH_ENV", "a file bash runs first" },
+	{ "ENV", "a file sh runs first" },
+	{ "BASH_FUNC_*", "exported bash functions, which replace commands" },
+	{ "SHELLOPTS", "bash options, e.g. xtrace with PS4" },
+	{ "BASHOPTS", "bash options" },
+	{ "PS4", "expanded, with command substitution, on every traced line" },
+	{ "PROMPT_COMMAND", "a command bash runs before each prompt" },
+	{ "IFS", "changes how shells split words" },
+	{ "PERL5OPT", "extra perl switches, such as -M to load code" },
+	{ "PERL5LIB", "where perl loads modules from" },
+	{ "PERLLIB", "where perl loads modules from" },
+	{ "PERL5DB", "code perl's debugger runs" },
+	{ "RUBYOPT", "extra ruby switches, such as -r to load code" },
+	{ "RUBYLIB", "where ruby loads libraries from" },
+	{ "NODE_PATH", "where node loads modules from" },
+	{ "LUA_INIT*", "Lua code the interpreter runs first" },
+	{ "LUA_PATH*", "where Lua loads modules from" },
+	{ "LUA_CPATH*", "where Lua loads native modules from" },
+	{ "PHPRC", "the php.ini php reads (auto_prepend_file...)" },
+	{ "PHP_INI_SCAN_DIR", "more ini files php reads" },
+	{ "CLASSPATH", "where Java loads classes from" },
+	{ "LESSOPEN", "a command less runs on each file" },
+	{ "LESSCLOSE", "a command less runs on each file" },
+	{ "CURL_HOME", "where curl reads its .curlrc (options past the gate)" },
+	{ "XDG_CONFIG_HOME", "where programs read their config files" },
+	{ "SSH_ASKPASS", "a program ssh runs" },
+	{ "SUDO_ASKPASS", "a program sudo runs" },
+	{ "*_proxy", "routes traffic through a proxy the caller picks" },
+	{ "*_PROXY", "routes traffic through a proxy the caller picks" },
+};
+
+struct gate_env {
+	char **vector;		/* NULL-terminated */
+	size_t n;
+	char **dropped;		/* names, NULL-terminated */
+	size_t n_dropped;
+};
+
+static const struct never_pass *find_never_pass(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(never_pass); i++)
+		if (fnmatch(never_pass[i].pattern, name, 0) == 0)
+			return &never_pass[i];
+	return NULL;
+}
+
+int gate_env_never_pass(const char *name)
+{
+	return find_never_pass(name) != NULL;
+}
+
+static int fixed_name(const struct policy *p, const struct policy_tool *t, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **e = p->fixed_env; e && *e; e++)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return 1;
+	for (size_t i = 0; i < t->n_env; i++)
+		if (strcmp(t->env[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 passes; 0 does not, with the reason in why. */
+static int allowed(const struct policy *p, const struct policy_tool *t, const char *name,
+		   char *why, size_t whylen)
+{
+	const struct never_pass *np;
+
+	if (fixed_name(p, t, name)) {
+		snprintf(why, whylen, "env: %s is fixed by the policy; the caller's value is dropped",
+			 name);
+		return 0;
+	}
+	np = find_never_pass(name);
+	for (size_t i = 0; i < t->n_env_allow; i++) {
+		const char *a = t->env_allow[i];
+		size_t n = strlen(a);
+
+		if (strcmp(a, name) == 0)
+			return 1;
+		if (!np && a[n - 1] == '*' && strncmp(a, name, n - 1) == 0)
+			return 1;
+	}
+	if (np)
+		snprintf(why, whylen, "env: %s is on the never-pass list (%s; %s)", name, np->pattern,
+			 np->reason);
+	else
+		snprintf(why, whylen, "env: %s is not in tool %s's env_allow", name, t->name);
+	return 0;
+}
+
+int gate_env_allowed(const struct policy *p, const char *tool, const char *name, char *why,
+		     size_t whylen)
+{
+	const struct policy_tool *t = policy_find_tool(p, tool);
+
+	if (!t) {
+		snprintf(why, whylen, "%s: tool %s has no scope in this policy",
+			 GATE_RULE_UNKNOWN_TOOL, tool);
+		return -ENOENT;
+	}
+	return allowed(p, t, name, why, whylen);
+}
+
+void gate_env_free(struct gate_env *e)
+{
+	if (!e)
+		return;
+	policy_strv_free(e->vector);
+	policy_strv_free(e->dropped);
+	free(e);
+}
+
+char *const *gate_env_vector(const struct gate_env *e)
+{
+	return e->vector;
+}
+
+char *const *gate_env_dropped(const struct gate_env *e)
+{
+	return e->dropped;
+}
+
+/* Sets "NAME=value" (s, taken over), replacing an earlier NAME. */
+static void put(struct gate_env *e, char *s)
+{
+	size_t len = strcspn(s, "=") + 1;
+
+	for (size_t i = 0; i < e->n; i++)
+		if (strncmp(e->vector[i], s, len) == 0) {
+			free(e->vector[i]);
+			e->vector[i] = s;
+			return;
+		}
+	e->vector[e->n++] = s;
+}
+
+static int drop(struct gate_env *e, const char *entry)
+{
+	char *name = strndup(entry, strcspn(entry, "="));
+
+	if (!name)
+		return -ENOMEM;
+	e->dropped[e->n_dropped++] = name;
+	return 0;
+}
+
+int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
+		   struct gate_env **ret)
+{
+	const struct policy_tool *t = policy_find_tool(p, tool);
+	struct gate_env *e;
+	size_t n_fixed = 0, n_caller = 0;
+	char why[256];
+	int r = -ENOMEM;
+
+	if (!t)
+		return -ENOENT;
+	while (p->fixed_env && p->fixed_env[n_fixed])
+		n_fixed++;
+	while (envp && envp[n_caller])
+		if (++n_caller > GATE_ENV_MAX)
+			return -E2BIG;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->vector = calloc(n_fixed + t->n_env + n_caller + 1, sizeof(*e->vector));
+	e->dropped = calloc(n_caller + 1, sizeof(*e->dropped));
+	if (!e->vector || !e->dropped)
+		goto fail;
+	for (size_t i = 0; i < n_fixed; i++) {
+		char *s = strdup(p->fixed_env[i]);
+
+		if (!s)
+			goto fail;
+		put(e, s);
+	}
+	for (size_t i = 0; i < t->n_env; i++) {
+		char *s;
+
+		if (asprintf(&s, "%s=%s", t->env[i].name, t->env[i].value) < 0)
+			goto fail;
+		put(e, s);
+	}
+	for (size_t i = 0; i < n_caller; i++) {
+		const char *entry = envp[i], *eq = strchr(entry, '=');
+		char name[256];
+		int pass = 0;
+
+		if (eq && (size_t)(eq - entry) < sizeof(name)) {
+			memcpy(name, entry, (size_t)(eq - entry));
+			name[eq - entry] = '\0';
+			pass = policy_env_name_valid(name) && strlen(eq + 1) <= GATE_ENV_VALUE_MAX &&
+			       allowed(p, t, name, why, sizeof(why)) == 1;
+			/* The first of two entries with one name wins, as getenv() reads it. */
+			for (size_t k = 0; pass && k < i; k++)
+				if (strncmp(envp[k], entry, (size_t)(eq - entry) + 1) == 0)
+					pass = 0;
+		}
+		if (pass) {
+			char *s = strdup(entry);
+
+			if (!s)
+				goto fail;
+			put(e, s);
+		} else if (drop(e, entry) < 0) {
+			goto fail;
+		}
+	}
+	*ret = e;
+	return 0;
+fail:
+	gate_env_free(e);
+	return r;
+}

@@ -1,0 +1,104 @@
+/*
+ * A sandbox policy: the resource caps of one sandbox and, per tool, the commands that tool may run
+ * (docs/policy.md is the format). Loading is strict: an unknown key, a duplicate key, a wrong type
+ * or a bad value refuses the whole file with FILE:LINE:COL: message. A loaded policy is immutable;
+ * every decision made under it records its content hash ("sha256:" + hex of the file's bytes).
+ */
+#ifndef FB_POLICY_H
+#define FB_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sha256.h"
+
+/* Caps on a policy file, which comes from whoever writes policies: all are checked at load. */
+#define POLICY_FILE_MAX (1024 * 1024)	/* bytes */
+#define POLICY_STRING_MAX 4096		/* bytes in any one string */
+#define POLICY_TOOLS_MAX 128
+#define POLICY_COMMANDS_MAX 64		/* per tool */
+#define POLICY_PREFIX_MAX 16		/* fixed arguments of one command */
+#define POLICY_FLAGS_MAX 512		/* per allow or deny list */
+#define POLICY_OPERANDS_MAX 128		/* operand patterns of one command */
+#define POLICY_PATTERN_MAX 256		/* bytes in one operand pattern */
+#define POLICY_ENV_MAX 128		/* entries of any env or env_allow */
+#define POLICY_NAMES_MAX 64		/* entries of wrappers or unsafe_allow */
+#define POLICY_TESTS_MAX 4096
+#define POLICY_TEST_ARGC_MAX 256	/* arguments of one test vector */
+#define POLICY_WARNINGS_MAX 256		/* further warnings are counted, not kept */
+#define POLICY_NAME_MAX 63
+
+/* The one format version this build reads. */
+#define POLICY_VERSION 1
+
+/*
+ * The sandbox's caps, after defaults (docs/policy.md lists them). Plain data, owned by the policy
+ * and valid while it lives.
+ */
+struct policy_sandbox {
+	uint32_t uid, gid;		/* never 0 */
+	uint64_t memory_bytes;		/* memory.max */
+	int swap;			/* 0: memory.swap.max = 0 */
+	uint32_t pids;			/* pids.max */
+	double cpu;			/* cores, fractional: cpu.max = cpu * period */
+	uint64_t io_read_bps;		/* 0: no cap */
+	uint64_t io_write_bps;		/* 0: no cap */
+	uint64_t workspace_bytes;	/* size of the writable /workspace */
+	uint64_t tmp_bytes;		/* size of the private /tmp */
+	uint32_t open_files;		/* RLIMIT_NOFILE */
+	int64_t wall_clock_ns;		/* the sandbox's whole lifetime */
+	const char *path;		/* PATH inside, also the gate's search path */
+	const char *const *env;		/* the fixed "NAME=value" list every call gets (PATH, HOME,
+					 * TMPDIR, then sandbox.env), NULL-terminated */
+};
+
+/* One embedded test vector: an argv (or one environment variable) and the decision expected. */
+struct policy_test {
+	const char *tool;
+	const char *const *argv;	/* NULL-terminated; NULL for an env vector */
+	const char *env;		/* the variable an env vector asks about; NULL otherwise */
+	int expect_allow;
+	const char *rule;		/* the refusal's rule expected, or NULL for any */
+	unsigned line, col;		/* where the vector is, for messages */
+};
+
+/* A loaded policy: opaque, immutable, owned by whoever loaded it (policy_free). */
+struct policy;
+
+/*
+ * Reads and validates the file at path into *ret. Returns 0; -EINVAL with "FILE:LINE:COL: message"
+ * in err for a bad policy; or -errno with "FILE: reason" when it cannot be read (-EFBIG over
+ * POLICY_FILE_MAX). Warnings (a never-pass variable allowed, a wrapper named...) do not fail the
+ * load; see policy_warning().
+ */
+int policy_load(const char *path, struct policy **ret, char *err, size_t errlen);
+
+/* The same from len bytes of text; name stands for FILE in messages. */
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **ret, char *err,
+		     size_t errlen);
+
+/* Frees p and everything it owns; accepts NULL. */
+void policy_free(struct policy *p);
+
+/* "sha256:…" of the file's bytes. Strings returned below are owned by p. */
+const char *policy_hash(const struct policy *p);
+const char *policy_name(const struct policy *p);
+/* The FILE of messages. */
+const char *policy_source(const struct policy *p);
+
+const struct policy_sandbox *policy_sandbox(const struct policy *p);
+
+/* Whether the policy has a scope for tool. */
+int policy_has_tool(const struct policy *p, const char *tool);
+/* The per-call wall-clock limit of tool; -ENOENT for an unknown tool. */
+int policy_tool_timeout(const struct policy *p, const char *tool, int64_t *ret_ns);
+
+size_t policy_test_count(const struct policy *p);
+/* Test vector i (0-based), or NULL past the end. */
+const struct policy_test *policy_test(const struct policy *p, size_t i);
+
+/* Warnings found while loading, each "FILE:LINE:COL: warning: …"; NULL past the end. */
+size_t policy_warning_count(const struct policy *p);
+const char *policy_warning(const struct policy *p, size_t i);
+
+#endif
