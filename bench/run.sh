@@ -6,3 +6,4 @@ DIR=$(mktemp -d /var/tmp/firebreak-bench.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 "$ROOT/build/bench/bench_writer" "${BENCH_EVENTS:-1000000}" "$DIR"
 bash "$ROOT/bench/bench_trace.sh" "${BENCH_TRACE_LINES:-100000}"
+bash "$ROOT/bench/bench_exec.sh" "${BENCH_EXEC_RUNS:-200}"

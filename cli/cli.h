@@ -24,6 +24,11 @@ int cli_timeline(struct cli *cli, int argc, char **argv);
 int cli_trace(struct cli *cli, int argc, char **argv);
 int cli_register(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
+int cli_create(struct cli *cli, int argc, char **argv);
+int cli_exec(struct cli *cli, int argc, char **argv);
+int cli_destroy(struct cli *cli, int argc, char **argv);
+int cli_gc(struct cli *cli, int argc, char **argv);
+int cli_policy(struct cli *cli, int argc, char **argv);
 
 /* Opens the store read-only, printing one line on failure; returns 0 or 1 (the exit code). */
 int cli_open_store(struct cli *cli, struct store **ret);

@@ -16,6 +16,11 @@ static const struct cli_command commands[] = {
 	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace },
 	{ "register", "register a sandbox name with the monitor", cli_register },
 	{ "status", "ask the monitor whether it runs, and for its counters", cli_status },
+	{ "create", "build a sandbox from a policy", cli_create },
+	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec },
+	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy },
+	{ "gc", "remove what crashed runs left behind", cli_gc },
+	{ "policy", "check a policy file and run its test vectors", cli_policy },
 };
 
 static void usage(FILE *f)

@@ -9,6 +9,7 @@ FBD=$FB_ROOT/build/firebreakd
 FB_PIDS=""
 
 fb_cleanup() {
+	fb_cleanup_sandboxes
 	for pid in $FB_PIDS; do
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -76,4 +77,39 @@ stop_daemon() {
 trace_line() {
 	printf '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"%s","gen_ai.tool.call.id":"%s","firebreak.sandbox":"%s","firebreak.step":%s,"phase":"%s"%s}\n' \
 		"$3" "$4" "$1" "$2" "$5" "${6:+,$6}"
+}
+
+# Sandboxes a test creates; the EXIT trap destroys them (also when the test fails).
+FB_SANDBOXES=""
+
+fb_cleanup_sandboxes() {
+	for s in $FB_SANDBOXES; do
+		"$FB" destroy "$s" >/dev/null 2>&1
+	done
+}
+
+# create_sandbox NAME POLICY [ARGS]: creates it and remembers to destroy it.
+create_sandbox() {
+	local name=$1 policy=$2
+	shift 2
+	FB_SANDBOXES="$FB_SANDBOXES $name"
+	"$FB" create "$name" --policy "$policy" "$@" || fail "create $name"
+}
+
+# copy_in NAME FILE [MODE]: puts a host file into the sandbox's /workspace through stdin.
+copy_in() {
+	local dest=/workspace/$(basename "$2")
+	"$FB" exec "$1" --tool setup -- tee "$dest" <"$2" >/dev/null || fail "copy $2 into $1"
+	if [ -n "${3:-}" ]; then
+		"$FB" exec "$1" --tool setup -- chmod "$3" "$dest" || fail "chmod $dest"
+	fi
+}
+
+# Nothing named firebreak may be left on the host once a test's sandboxes are gone.
+assert_no_leftovers() {
+	local left
+	left=$( (ls -d /sys/fs/cgroup/*/firebreak* 2>/dev/null) ;
+		(ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null) )
+	[ -z "$left" ] || fail "left on the host: $left"
+	ok "nothing left on the host ($1)"
 }

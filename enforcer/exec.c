@@ -1,0 +1,358 @@
+/*
+ * firebreak exec: one tool call. The gate checks the argv against the tool's scope before anything
+ * runs; an allowed call runs in a new step cgroup, inside the sandbox's namespaces, as its
+ * unprivileged uid, with no capabilities, no_new_privs, only the fds 0-2, and the seccomp filter.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <linux/sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "gate.h"
+#include "policy-limits.h"
+#include "log.h"
+#include "macro.h"
+#include "policy.h"
+#include "privs.h"
+#include "report.h"
+#include "sandbox.h"
+#include "seccomp.h"
+#include "state.h"
+#include "timeutil.h"
+
+extern char **environ;
+
+/* The namespaces a tool call joins, in the order it joins them (mnt last: it moves the root). */
+static const struct {
+	const char *name;
+	int type;
+} namespaces[] = {
+	{ "ipc", CLONE_NEWIPC },	 { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
+	{ "cgroup", CLONE_NEWCGROUP }, { "mnt", CLONE_NEWNS },
+};
+
+struct step_run {
+	int ns_fds[ARRAY_SIZE(namespaces)];
+	int cgroup_dirfd; /* the step's v2 cgroup: the child is born into it */
+	int procs_fds[CGROUP_MAX_HIERARCHIES];
+	int nprocs;
+	int err_pipe[2];
+	const char *program;
+	char **argv;
+	char **envp;
+	struct sandbox_seccomp filter;
+	const struct sandbox_state *st;
+};
+
+/* The child: from here on any failure is fatal, reported as an errno on the error pipe. */
+_Noreturn static void child_main(const struct step_run *run)
+{
+	struct rlimit nofile = { run->st->open_files, run->st->open_files };
+	struct rlimit nocore = { 0, 0 };
+	int r = 0;
+
+	/* Born into the step's v2 cgroup; into the v1 hierarchies first thing, before anything of
+	 * the tool's can run. */
+	for (int i = 0; i < run->nprocs && r == 0; i++)
+		if (write(run->procs_fds[i], "0", 1) != 1)
+			r = -errno;
+	for (size_t i = 0; i < ARRAY_SIZE(namespaces) && r == 0; i++)
+		if (setns(run->ns_fds[i], namespaces[i].type) < 0)
+			r = -errno;
+	if (r == 0 && chdir("/workspace") < 0)
+		r = -errno;
+	if (r == 0 && (setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_CORE, &nocore) < 0))
+		r = -errno;
+	if (r == 0)
+		r = privs_become(run->st->uid, run->st->gid);
+	if (r == 0)
+		r = sandbox_seccomp_apply(&run->filter);
+	if (r == 0) {
+		/* Only 0, 1 and 2 cross into the tool; the error pipe closes on exec. */
+		syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+		execve(run->program, run->argv, run->envp);
+		r = -errno;
+	}
+	(void)!write(run->err_pipe[1], &r, sizeof(r));
+	_exit(127);
+}
+
+/*
+ * Forks the child straight into the step's v2 cgroup (clone3 CLONE_INTO_CGROUP: no migration,
+ * which is the slow part of joining a cgroup), with a pidfd to wait on. Returns like fork.
+ */
+static pid_t fork_into_cgroup(int cgroup_dirfd, int *ret_pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)ret_pidfd,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)cgroup_dirfd,
+	};
+
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* Waits for pid (pfd: its pidfd) until timeout_ns (0: none); on time-out kills the step cgroup. */
+static int wait_child(pid_t pid, int pfd, const char *rel, int64_t timeout_ns, int *ret_status,
+		      int *ret_timed_out)
+{
+	int status;
+
+	*ret_timed_out = 0;
+	if (pfd >= 0 && timeout_ns > 0) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		int ms = timeout_ns / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
+								: (int)(timeout_ns / NSEC_PER_MSEC);
+		int n;
+
+		do
+			n = poll(&p, 1, ms);
+		while (n < 0 && errno == EINTR);
+		if (n == 0) {
+			*ret_timed_out = 1;
+			cgroup_kill(rel);
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	*ret_status = status;
+	return 0;
+}
+
+static void make_event(struct event *ev, const struct sandbox_exec_request *req, int64_t step,
+		       const char *kind, json_t *fields)
+{
+	event_init(ev);
+	ev->ts = time_now_ns();
+	strscpy(ev->sandbox, sizeof(ev->sandbox), req->name);
+	ev->step = step;
+	strscpy(ev->tool, sizeof(ev->tool), req->tool);
+	ev->source = EVENT_SOURCE_ENFORCER;
+	strscpy(ev->kind, sizeof(ev->kind), kind);
+	if (fields) {
+		if (req->call_id)
+			json_object_set_new(fields, "call_id", json_string(req->call_id));
+		event_set_fields(ev, fields);
+		json_decref(fields);
+	}
+}
+
+static json_t *argv_json(char **argv)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; argv[i] && i < 64; i++)
+		json_array_append_new(a, json_stringn(argv[i], strnlen(argv[i], 1024)));
+	return a;
+}
+
+/* The gate said no: one line naming the rule, an event, exit 126. */
+static int refuse(const struct sandbox_exec_request *req, int64_t step, struct report *rp,
+		  const struct gate_decision *d, const char *hash)
+{
+	struct event ev;
+
+	fprintf(stderr, "firebreak exec: refused by rule %s: %s\n", d->rule, d->message);
+	make_event(&ev, req, step, "gate.refused",
+		   json_pack("{s:s, s:s, s:o, s:s}", "rule", d->rule, "message", d->message, "argv",
+			     argv_json(req->argv), "policy_hash", hash));
+	if (rp) {
+		report_event(rp, &ev);
+		if (report_wait(rp) < 0)
+			log_warn("firebreak exec: the monitor did not record the refusal");
+	}
+	event_clear(&ev);
+	return SANDBOX_EXIT_REFUSED;
+}
+
+static int open_namespaces(const struct sandbox_state *st, struct step_run *run, int *pid_ns)
+{
+	char path[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)st->init_pid, namespaces[i].name);
+		run->ns_fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (run->ns_fds[i] < 0)
+			return -errno;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)st->init_pid);
+	*pid_ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (*pid_ns < 0)
+		return -errno;
+	/* The fds are of the right process only if it is still the same init (pid reuse). */
+	return state_init_alive(st) ? 0 : -ESRCH;
+}
+
+static void close_run(struct step_run *run, int pid_ns)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++)
+		if (run->ns_fds[i] >= 0)
+			close(run->ns_fds[i]);
+	for (int i = 0; i < run->nprocs; i++)
+		close(run->procs_fds[i]);
+	if (run->cgroup_dirfd >= 0)
+		close(run->cgroup_dirfd);
+	if (pid_ns >= 0)
+		close(pid_ns);
+	for (int i = 0; i < 2; i++)
+		if (run->err_pipe[i] >= 0)
+			close(run->err_pipe[i]);
+}
+
+int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *req)
+{
+	struct step_run run = { .err_pipe = { -1, -1 }, .cgroup_dirfd = -1 };
+	struct sandbox_state st;
+	struct sandbox_limits lim;
+	struct gate_decision d;
+	struct policy *policy = NULL;
+	struct report *rp = NULL;
+	char path[PATH_MAX], rel[160];
+	struct gate_env *env = NULL;
+	int64_t step = req->step, t0, timeout_ns;
+	int pid_ns = -1, pidfd = -1, status = 0, timed_out = 0, exec_err = 0, leftover, made_cgroup = 0, r;
+	uint64_t peak = 0, cgid = 0;
+	struct event ev;
+	pid_t pid;
+
+	for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++)
+		run.ns_fds[i] = -1;
+	r = state_load(cfg, req->name, &st);
+	if (r < 0)
+		return log_error("firebreak exec: no sandbox named %s", req->name), -ENOENT;
+	if (!state_init_alive(&st))
+		return log_error("firebreak exec: sandbox %s is dead (its init is gone); destroy it",
+				 req->name),
+		       -ESRCH;
+	state_path(cfg, req->name, "policy.json", path, sizeof(path));
+	if ((r = sandbox_load_policy(path, &policy, &lim)) < 0)
+		return r;
+	if (step < 0 && (r = state_next_step(cfg, req->name, &step)) < 0) {
+		log_errno(r, "firebreak exec: step counter");
+		goto out;
+	}
+	if (!st.unwatched && (r = report_open(cfg, &rp)) < 0) {
+		log_error("firebreak exec: no monitor answers (%s); sandbox %s is watched, so nothing "
+			  "runs unrecorded",
+			  strerror(-r), req->name);
+		r = -ENOTCONN;
+		goto out;
+	}
+
+	r = gate_check(policy, req->tool, req->argv, 0, &d);
+	if (r < 0) {
+		log_errno(r, "firebreak exec: gate");
+		goto out;
+	}
+	if (!d.allowed) {
+		r = refuse(req, step, rp, &d, st.policy_hash);
+		goto out;
+	}
+	if ((r = gate_build_env(policy, req->tool, environ, &env)) < 0 ||
+	    (r = policy_tool_timeout(policy, req->tool, &timeout_ns)) < 0) {
+		log_errno(r, "firebreak exec: environment");
+		goto out;
+	}
+
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s/step-%lld", req->name, (long long)step);
+	if ((r = cgroup_create_step(rel)) < 0) {
+		if (r == -EEXIST)
+			log_error("firebreak exec: step %lld of %s is running already",
+				  (long long)step, req->name);
+		else
+			log_errno(r, "firebreak exec: step cgroup %s", rel);
+		goto out;
+	}
+	made_cgroup = 1;
+	cgroup_id(rel, &cgid);
+	if ((run.nprocs = cgroup_open_join(rel, &run.cgroup_dirfd, run.procs_fds,
+					   ARRAY_SIZE(run.procs_fds))) < 0 ||
+	    (r = open_namespaces(&st, &run, &pid_ns)) < 0 || pipe2(run.err_pipe, O_CLOEXEC) < 0) {
+		r = r < 0 ? r : run.nprocs < 0 ? run.nprocs : -errno;
+		run.nprocs = run.nprocs < 0 ? 0 : run.nprocs;
+		log_errno(r, "firebreak exec: enter sandbox %s", req->name);
+		goto out;
+	}
+	run.program = d.program;
+	run.argv = req->argv;
+	run.envp = (char **)gate_env_vector(env);
+	run.st = &st;
+	state_path(cfg, req->name, "seccomp.bpf", path, sizeof(path));
+	if ((r = sandbox_seccomp_read(path, &run.filter)) < 0) {
+		log_errno(r, "firebreak exec: the sandbox's seccomp filter %s", path);
+		goto out;
+	}
+
+	make_event(&ev, req, step, "step.start",
+		   json_pack("{s:s, s:o, s:s, s:s, s:I}", "program", d.program, "argv",
+			     argv_json(req->argv), "policy_hash", st.policy_hash, "cgroup", rel,
+			     "cgroup_id", (json_int_t)cgid));
+	if (rp)
+		report_event(rp, &ev);
+	event_clear(&ev);
+
+	/* Our own pid namespace stays; only the child is born into the sandbox's. */
+	if (setns(pid_ns, CLONE_NEWPID) < 0) {
+		r = log_errno(-errno, "firebreak exec: join the pid namespace");
+		goto out;
+	}
+	t0 = time_now_ns();
+	pid = fork_into_cgroup(run.cgroup_dirfd, &pidfd);
+	if (pid < 0) {
+		r = log_errno(-errno, "firebreak exec: clone3 into %s", rel);
+		goto out;
+	}
+	if (pid == 0)
+		child_main(&run);
+	close(run.err_pipe[1]);
+	run.err_pipe[1] = -1;
+	if (read(run.err_pipe[0], &exec_err, sizeof(exec_err)) != sizeof(exec_err))
+		exec_err = 0;
+	r = wait_child(pid, pidfd, rel, timeout_ns, &status, &timed_out);
+	close(pidfd);
+	if (r < 0)
+		goto out;
+
+	/* What the tool left running dies with its step. */
+	leftover = cgroup_populated(rel) == 1;
+	if (leftover)
+		cgroup_kill(rel);
+	cgroup_memory_peak(rel, &peak);
+	r = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (exec_err)
+		fprintf(stderr, "firebreak exec: could not run %s: %s\n", d.program,
+			strerror(-exec_err));
+	if (timed_out)
+		fprintf(stderr, "firebreak exec: %s ran over its %llds limit and was killed\n",
+			req->tool, (long long)(timeout_ns / NSEC_PER_SEC));
+
+	make_event(&ev, req, step, "step.end",
+		   json_pack("{s:i, s:o, s:I, s:I, s:b, s:b, s:o}", "exit_code", r, "signal",
+			     WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(),
+			     "duration_ns", (json_int_t)(time_now_ns() - t0), "memory_peak",
+			     (json_int_t)peak, "timed_out", timed_out, "leftover_killed", leftover,
+			     "exec_error",
+			     exec_err ? json_string(strerror(-exec_err)) : json_null()));
+	if (rp) {
+		report_event(rp, &ev);
+		if (report_wait(rp) < 0)
+			log_warn("firebreak exec: the monitor did not record step %lld",
+				 (long long)step);
+	}
+	event_clear(&ev);
+out:
+	close_run(&run, pid_ns);
+	if (made_cgroup)
+		cgroup_remove(rel, 1000);
+	gate_env_free(env);
+	report_close(rp);
+	policy_free(policy);
+	return r;
+}

@@ -1,0 +1,154 @@
+/*
+ * The sandbox's init. It builds the sandbox's file system, brings up loopback, gives up every
+ * capability, says it is ready, and then only reaps orphans and keeps the namespaces alive. It
+ * runs no untrusted code: tool calls are forked by `firebreak exec`, which joins these namespaces.
+ * It stays uid 0 (with no capabilities) so that the sandbox's processes, which run as another
+ * uid, can neither signal nor trace it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init.h"
+#include "macro.h"
+#include "privs.h"
+#include "sandbox.h"
+
+static int loopback_up(void)
+{
+	struct ifreq ifr = { 0 };
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags |= IFF_UP;
+	return ioctl(fd, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
+}
+
+_Noreturn static void fail(const struct sandbox_init_args *a, const char *what, int r)
+{
+	dprintf(a->report_fd, "%s: %s\n", what, strerror(-r));
+	_exit(1);
+}
+
+/* Closes every fd but the ones in keep: the init must hold nothing of its parent's. */
+static void close_all_except(const int *keep, int n)
+{
+	int lo = 3;
+
+	for (;;) {
+		int next = -1;
+
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= lo && (next < 0 || keep[i] < next))
+				next = keep[i];
+		if (next < 0) {
+			syscall(SYS_close_range, lo, ~0U, 0);
+			return;
+		}
+		if (next > lo)
+			syscall(SYS_close_range, lo, next - 1, 0);
+		lo = next + 1;
+	}
+}
+
+_Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
+{
+	int keep[] = { a->go_fd, a->report_fd, a->kill_fd };
+	char go, err[256];
+	sigset_t mask;
+	int sfd, tfd = -1, r;
+
+	close_all_except(keep, 3);
+	prctl(PR_SET_NAME, "firebreak-init", 0, 0, 0);
+	/* Wait until the parent has put us into the sandbox's cgroups: nothing runs outside them. */
+	if (read(a->go_fd, &go, 1) != 1)
+		_exit(1);
+	close(a->go_fd);
+	/* The cgroup namespace's root is the cgroup we are in now: the sandbox's. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		fail(a, "unshare cgroup namespace", -errno);
+	if ((r = sandbox_mounts_setup(&a->mounts, err, sizeof(err))) < 0) {
+		dprintf(a->report_fd, "%s\n", err);
+		_exit(1);
+	}
+	if (sethostname(a->hostname, strlen(a->hostname)) < 0)
+		fail(a, "sethostname", -errno);
+	if ((r = loopback_up()) < 0)
+		fail(a, "bring up loopback", r);
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		fail(a, "signalfd", -errno);
+	if (a->wall_clock_ns > 0) {
+		struct itimerspec its = { .it_value = { (time_t)(a->wall_clock_ns / 1000000000LL),
+							(long)(a->wall_clock_ns % 1000000000LL) } };
+
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+			fail(a, "wall clock timer", -errno);
+	}
+	if ((r = privs_drop_all_caps()) < 0)
+		fail(a, "drop capabilities", r);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(a, "no_new_privs", -errno);
+	setsid();
+	/* Keep only what the loop needs; stdio goes to /dev/null (inside the sandbox). */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	if (dprintf(a->report_fd, "ok\n") < 0)
+		_exit(1);
+	close(a->report_fd);
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (poll(p, tfd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (tfd >= 0 && (p[1].revents & POLLIN)) {
+			/* The sandbox's wall clock ran out: everything in its cgroup dies, us too. */
+			(void)!write(a->kill_fd, "1", 1);
+			_exit(0);
+		}
+		if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+			continue;
+		}
+		/* SIGTERM from destroy: pid 1 leaving takes every process of the namespace along. */
+		_exit(0);
+	}
+}

@@ -1,0 +1,30 @@
+/*
+ * The enforcer's channel to firebreakd: the control socket, with requests pipelined (sent without
+ * waiting) and their acknowledgements checked together, so recording a step costs the tool call
+ * no round trip before it runs.
+ */
+#ifndef FB_REPORT_H
+#define FB_REPORT_H
+
+#include "config.h"
+#include "event.h"
+
+struct report;
+
+/* Connects to the monitor's control socket; 0, or -errno (no monitor answers). */
+int report_open(const struct config *cfg, struct report **ret);
+
+/* Closes the connection (unread acknowledgements are dropped); accepts NULL. */
+void report_close(struct report *rp);
+
+/* Queues a registration of the sandbox (state: running, destroyed, ...). */
+int report_register(struct report *rp, const char *name, const char *state, const char *cgroup,
+		    const char *policy_hash);
+
+/* Queues one event (source enforcer). */
+int report_event(struct report *rp, const struct event *ev);
+
+/* Waits for every queued request's acknowledgement; 0, or -EPROTO (a refusal, printed). */
+int report_wait(struct report *rp);
+
+#endif

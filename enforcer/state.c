@@ -1,0 +1,202 @@
+#include "state.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "event.h"
+#include "log.h"
+#include "macro.h"
+
+int state_dir(const struct config *cfg, const char *name, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR, name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int state_path(const struct config *cfg, const char *name, const char *file, char *buf,
+	       size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s/%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR, name, file);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int state_save(const struct config *cfg, const struct sandbox_state *st)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *obj;
+	int r;
+
+	if ((r = state_path(cfg, st->name, "state.json", path, sizeof(path))) < 0)
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	obj = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b}", "name", st->name,
+			"init_pid", (int)st->init_pid, "init_start", (json_int_t)st->init_start,
+			"created_ts", (json_int_t)st->created_ts, "uid", (int)st->uid, "gid",
+			(int)st->gid, "open_files", (json_int_t)st->open_files, "policy_hash",
+			st->policy_hash, "unwatched", st->unwatched);
+	if (!obj)
+		return -ENOMEM;
+	r = json_dump_file(obj, tmp, JSON_COMPACT);
+	json_decref(obj);
+	if (r < 0)
+		return -EIO;
+	if (rename(tmp, path) < 0)
+		return -errno;
+	return 0;
+}
+
+int state_load(const struct config *cfg, const char *name, struct sandbox_state *ret)
+{
+	char path[PATH_MAX];
+	struct sandbox_state st = { 0 };
+	json_t *obj;
+	const char *n = NULL, *hash = NULL;
+	int pid = 0, uid = 0, gid = 0, unwatched = 0;
+	json_int_t start = 0, created = 0, nofile = 0;
+	int r;
+
+	if (!event_sandbox_name_valid(name))
+		return -EINVAL;
+	if ((r = state_path(cfg, name, "state.json", path, sizeof(path))) < 0)
+		return r;
+	if (access(path, F_OK) < 0)
+		return -errno;
+	obj = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+	if (!obj)
+		return -EBADMSG;
+	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b}", "name", &n, "init_pid",
+			&pid, "init_start", &start, "created_ts", &created, "uid", &uid, "gid", &gid,
+			"open_files", &nofile, "policy_hash", &hash, "unwatched", &unwatched);
+	if (r == 0 && (strscpy(st.name, sizeof(st.name), n) < 0 ||
+		       strscpy(st.policy_hash, sizeof(st.policy_hash), hash) < 0))
+		r = -1;
+	json_decref(obj);
+	if (r < 0)
+		return -EBADMSG;
+	st.init_pid = pid;
+	st.init_start = (uint64_t)start;
+	st.created_ts = created;
+	st.uid = (uid_t)uid;
+	st.gid = (gid_t)gid;
+	st.open_files = (uint64_t)nofile;
+	st.unwatched = unwatched;
+	*ret = st;
+	return 0;
+}
+
+uint64_t state_process_start(pid_t pid)
+{
+	char path[64], buf[1024], state, *p;
+	unsigned long long start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	/* The command may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+				"%*d %*d %*d %llu",
+			 &state, &start) != 2)
+		return 0;
+	/* A zombie's namespaces are gone already: it is not a live process (and our init's zombie
+	 * lingers where the host's pid 1 does not reap). */
+	if (state == 'Z' || state == 'X')
+		return 0;
+	return start;
+}
+
+int state_init_alive(const struct sandbox_state *st)
+{
+	return st->init_pid > 0 && st->init_start > 0 &&
+	       state_process_start(st->init_pid) == st->init_start;
+}
+
+int state_next_step(const struct config *cfg, const char *name, int64_t *ret)
+{
+	char path[PATH_MAX], buf[32] = "";
+	_cleanup_close_ int fd = -1;
+	long long n = 0;
+	ssize_t len;
+
+	if (state_path(cfg, name, "steps", path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0)
+		return -errno;
+	len = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (len > 0) {
+		buf[len] = '\0';
+		n = atoll(buf);
+	}
+	n++;
+	/* Fixed width: the new number always overwrites the old one whole, no truncate needed. */
+	len = snprintf(buf, sizeof(buf), "%020lld\n", n);
+	if (pwrite(fd, buf, (size_t)len, 0) != len)
+		return -errno;
+	*ret = n;
+	return 0;
+}
+
+int state_each(const struct config *cfg, int (*cb)(const char *name, void *data), void *data)
+{
+	char path[PATH_MAX + 16];
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) && r == 0)
+		if (de->d_name[0] != '.' && event_sandbox_name_valid(de->d_name))
+			r = cb(de->d_name, data);
+	closedir(d);
+	return r;
+}
+
+int state_remove(const struct config *cfg, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	DIR *d;
+
+	struct dirent *de;
+	int r = 0;
+
+	if (!event_sandbox_name_valid(name) || state_dir(cfg, name, dir, sizeof(dir)) < 0)
+		return -EINVAL;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	/* Flat by construction: files, and root/ (empty on the host: the tree lives in the
+	 * sandbox's own mount namespace). */
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) < 0 && (errno != EISDIR || rmdir(path) < 0) && r == 0)
+			r = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) < 0 && r == 0)
+		r = -errno;
+	/* The parent goes too once the last sandbox is gone (ENOTEMPTY otherwise: fine). */
+	snprintf(path, sizeof(path), "%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR);
+	rmdir(path);
+	return r;
+}

@@ -1,0 +1,59 @@
+/*
+ * What the enforcer keeps about each sandbox between commands, in a root-only directory
+ * <runtime_dir>/sandboxes/NAME: state.json (below), policy.json (the policy as it was at create,
+ * so editing the original later changes nothing), seccomp.bpf, resolv.conf, root/ (where the init
+ * builds the sandbox's tree, in its own mount namespace only) and a step counter.
+ */
+#ifndef FB_SANDBOX_STATE_H
+#define FB_SANDBOX_STATE_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bounds.h"
+#include "config.h"
+
+#define SANDBOX_STATE_DIR "sandboxes"
+
+struct sandbox_state {
+	char name[FB_NAME_MAX + 1];
+	pid_t init_pid;
+	uint64_t init_start;	/* the init's start time (/proc/PID/stat field 22): guards pid reuse */
+	int64_t created_ts;
+	uid_t uid;
+	gid_t gid;
+	uint64_t open_files;
+	char policy_hash[72];
+	int unwatched;
+};
+
+/* Writes the sandbox's state dir path into buf; 0 or -ENAMETOOLONG. */
+int state_dir(const struct config *cfg, const char *name, char *buf, size_t size);
+
+/* Writes the path of file in the sandbox's state dir into buf; 0 or -ENAMETOOLONG. */
+int state_path(const struct config *cfg, const char *name, const char *file, char *buf,
+	       size_t size);
+
+/* Saves st as state.json (atomically: write then rename); 0 or -errno. */
+int state_save(const struct config *cfg, const struct sandbox_state *st);
+
+/* Loads state.json; 0, -ENOENT (no such sandbox), or -EBADMSG. */
+int state_load(const struct config *cfg, const char *name, struct sandbox_state *ret);
+
+/* Whether the sandbox's init still runs (the same process: pid and start time match). */
+int state_init_alive(const struct sandbox_state *st);
+
+/* The start time of pid from /proc, or 0 if it is gone. */
+uint64_t state_process_start(pid_t pid);
+
+/* Takes the next step number (a counter under flock); 0 and *ret, or -errno. */
+int state_next_step(const struct config *cfg, const char *name, int64_t *ret);
+
+/* Removes the sandbox's state dir and what is in it; 0, -ENOENT, or -errno. */
+int state_remove(const struct config *cfg, const char *name);
+
+/* Calls cb for each sandbox name with a state dir. */
+int state_each(const struct config *cfg, int (*cb)(const char *name, void *data), void *data);
+
+#endif

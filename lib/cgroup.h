@@ -1,0 +1,96 @@
+/*
+ * Cgroups for sandboxes and their steps, on whatever shape the host has. The v2 hierarchy gives
+ * identity (the cgroup id every kernel event carries), freeze and kill; each resource controller
+ * (memory, pids, cpu, io) is used from v2 where the host enables it there, else from its v1
+ * hierarchy. Callers name a cgroup by its path relative to every hierarchy's root
+ * ("firebreak/task-42/step-3") and never see which backend holds a controller.
+ */
+#ifndef FB_CGROUP_H
+#define FB_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CGROUP_ROOT_NAME "firebreak"
+/* Hierarchies a cgroup can live in: v2 plus the v1 controllers we use. */
+#define CGROUP_MAX_HIERARCHIES 6
+
+struct cgroup_caps {
+	uint64_t memory_bytes;	/* 0 = no cap */
+	int no_swap;		/* also cap memory+swap at memory_bytes */
+	uint64_t pids;		/* 0 = no cap */
+	uint64_t cpu_quota_us;	/* per cpu_period_us; 0 = no cap */
+	uint64_t cpu_period_us;
+	uint64_t io_read_bps;	/* per block device; 0 = no cap */
+	uint64_t io_write_bps;
+};
+
+/* Which hierarchy provides what, as probed from /proc/self/mountinfo; for logs and docs. */
+struct cgroup_layout {
+	char v2[128];		/* the cgroup2 mount, "" if none */
+	char memory[128];	/* the mount holding each controller, v2's or a v1 one; "" if none */
+	char pids[128];
+	char cpu[128];
+	char io[128];
+	int memory_v2, pids_v2, cpu_v2, io_v2;
+};
+
+/* Probes the host once (cached); returns 0 and the layout, or -ENODEV without a v2 hierarchy. */
+int cgroup_layout(const struct cgroup_layout **ret);
+
+/*
+ * Creates rel in every hierarchy (parents as needed) and applies caps (NULL: none, e.g. a step,
+ * which inherits its sandbox's). Returns 0, -EEXIST if it exists already in v2, or -errno.
+ */
+int cgroup_create(const char *rel, const struct cgroup_caps *caps);
+
+/*
+ * Creates step cgroup rel (a child of a sandbox's) where a step needs one of its own: in v2
+ * (identity, kill) and in the memory hierarchy (its own peak). In the other hierarchies the step's
+ * processes join the sandbox's cgroup, whose caps they share: each step cgroup fewer there is a
+ * mkdir, an rmdir and a migration fewer on every tool call. 0, -EEXIST, or -errno.
+ */
+int cgroup_create_step(const char *rel);
+
+/*
+ * Opens what a child needs to enter step rel: *ret_dirfd, the v2 directory for clone3's
+ * CLONE_INTO_CGROUP (born there, no migration), and in fds the cgroup.procs files of every other
+ * hierarchy the child must write "0" into (the step's own, or its sandbox's where the step has
+ * none). Returns the number of fds (close them and *ret_dirfd), or -errno.
+ */
+int cgroup_open_join(const char *rel, int *ret_dirfd, int *fds, size_t max);
+
+/* Moves pid into rel in every hierarchy; 0 or -errno. */
+int cgroup_attach(const char *rel, pid_t pid);
+
+/* Opens rel's v2 cgroup.kill for writing (held by a sandbox's init for its wall clock). */
+int cgroup_open_kill(const char *rel);
+
+/* Kills every process in rel and below (cgroup.kill; v1 freezer, SIGKILL, thaw without it). */
+int cgroup_kill(const char *rel);
+
+/* Whether any process is in rel or below: 1, 0, or -errno. */
+int cgroup_populated(const char *rel);
+
+/* Kills what is left, waits up to timeout_ms for rel to empty, removes it and its children in
+ * every hierarchy. -ENOENT if it did not exist anywhere. */
+int cgroup_remove(const char *rel, int timeout_ms);
+
+/* Removes rel in every hierarchy where it is empty (no children, no processes); never kills.
+ * For the shared parent "firebreak", which goes with the last sandbox. */
+void cgroup_prune(const char *rel);
+
+/* The v2 cgroup id of rel (what BPF's bpf_get_current_cgroup_id returns). */
+int cgroup_id(const char *rel, uint64_t *ret);
+
+/* The peak memory of rel since its creation, from whichever hierarchy holds memory. */
+int cgroup_memory_peak(const char *rel, uint64_t *ret);
+
+/* Calls cb once with the name of each child cgroup of rel in any hierarchy. */
+int cgroup_list_children(const char *rel, int (*cb)(const char *name, void *data), void *data);
+
+/* Whether the v1 freezer or the v2 hierarchy are the kill path: for tests and docs. */
+const char *cgroup_describe(void);
+
+#endif
