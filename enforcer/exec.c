@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <linux/sched.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -56,6 +57,13 @@ _Noreturn static void child_main(const struct step_run *run)
 	struct rlimit nocore = { 0, 0 };
 	int r = 0;
 
+	/* The parent blocks a few signals to catch them on a signalfd; the tool gets a clean mask,
+	 * and a session of its own: no controlling terminal of the harness's to write to. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		r = -errno;
 	/* Born into the step's v2 cgroup; into the v1 hierarchies first thing, before anything of
 	 * the tool's can run. */
 	for (int i = 0; i < run->nprocs && r == 0; i++)
@@ -98,26 +106,43 @@ static pid_t fork_into_cgroup(int cgroup_dirfd, int *ret_pidfd)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
-/* Waits for pid (pfd: its pidfd) until timeout_ns (0: none); on time-out kills the step cgroup. */
-static int wait_child(pid_t pid, int pfd, const char *rel, int64_t timeout_ns, int *ret_status,
-		      int *ret_timed_out)
+/*
+ * Waits for pid (pfd: its pidfd) until timeout_ns (0: none) or a signal to us (sfd: a signalfd for
+ * SIGINT, SIGTERM, SIGHUP): either kills the whole step cgroup, so an interrupted harness never
+ * leaves a tool call running. *ret_why says which: 0 exited, 1 timed out, or the signal number.
+ */
+static int wait_child(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout_ns,
+		      int *ret_status, int *ret_why)
 {
+	int64_t deadline = timeout_ns > 0 ? time_now_ns() + timeout_ns : 0;
 	int status;
 
-	*ret_timed_out = 0;
-	if (pfd >= 0 && timeout_ns > 0) {
-		struct pollfd p = { .fd = pfd, .events = POLLIN };
-		int ms = timeout_ns / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
-								: (int)(timeout_ns / NSEC_PER_MSEC);
-		int n;
+	*ret_why = 0;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = pfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		int64_t left = deadline ? deadline - time_now_ns() : -1;
+		int ms = left < 0 ? -1 : left / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
+									  : (int)(left / NSEC_PER_MSEC);
+		int n = poll(p, 2, deadline && left <= 0 ? 0 : ms);
 
-		do
-			n = poll(&p, 1, ms);
-		while (n < 0 && errno == EINTR);
-		if (n == 0) {
-			*ret_timed_out = 1;
-			cgroup_kill(rel);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n > 0 && (p[0].revents & POLLIN))
+			break;
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				*ret_why = (int)si.ssi_signo;
+		} else if (n == 0) {
+			*ret_why = 1;
+		} else {
+			continue;
 		}
+		cgroup_kill(rel);
+		break;
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -217,8 +242,9 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	char path[PATH_MAX], rel[160];
 	struct gate_env *env = NULL;
 	int64_t step = req->step, t0, timeout_ns;
-	int pid_ns = -1, pidfd = -1, status = 0, timed_out = 0, exec_err = 0, leftover, made_cgroup = 0, r;
+	int pid_ns = -1, pidfd = -1, sfd = -1, why = 0, status = 0, timed_out = 0, exec_err = 0, leftover, made_cgroup = 0, r;
 	uint64_t peak = 0, cgid = 0;
+	sigset_t sigs;
 	struct event ev;
 	pid_t pid;
 
@@ -298,6 +324,17 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 		report_event(rp, &ev);
 	event_clear(&ev);
 
+	/* An interrupted or terminated `firebreak exec` takes its tool call down with it. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sfd < 0) {
+		r = log_errno(-errno, "firebreak exec: signalfd");
+		goto out;
+	}
 	/* Our own pid namespace stays; only the child is born into the sandbox's. */
 	if (setns(pid_ns, CLONE_NEWPID) < 0) {
 		r = log_errno(-errno, "firebreak exec: join the pid namespace");
@@ -315,7 +352,8 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	run.err_pipe[1] = -1;
 	if (read(run.err_pipe[0], &exec_err, sizeof(exec_err)) != sizeof(exec_err))
 		exec_err = 0;
-	r = wait_child(pid, pidfd, rel, timeout_ns, &status, &timed_out);
+	r = wait_child(pid, pidfd, sfd, rel, timeout_ns, &status, &why);
+	timed_out = why == 1;
 	close(pidfd);
 	if (r < 0)
 		goto out;
@@ -332,12 +370,16 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	if (timed_out)
 		fprintf(stderr, "firebreak exec: %s ran over its %llds limit and was killed\n",
 			req->tool, (long long)(timeout_ns / NSEC_PER_SEC));
+	if (why > 1)
+		fprintf(stderr, "firebreak exec: interrupted by signal %d; the tool call was killed\n",
+			why);
 
 	make_event(&ev, req, step, "step.end",
-		   json_pack("{s:i, s:o, s:I, s:I, s:b, s:b, s:o}", "exit_code", r, "signal",
+		   json_pack("{s:i, s:o, s:I, s:I, s:b, s:b, s:o, s:o}", "exit_code", r, "signal",
 			     WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(),
 			     "duration_ns", (json_int_t)(time_now_ns() - t0), "memory_peak",
 			     (json_int_t)peak, "timed_out", timed_out, "leftover_killed", leftover,
+			     "interrupted_by", why > 1 ? json_integer(why) : json_null(),
 			     "exec_error",
 			     exec_err ? json_string(strerror(-exec_err)) : json_null()));
 	if (rp) {
@@ -348,6 +390,8 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	}
 	event_clear(&ev);
 out:
+	if (sfd >= 0)
+		close(sfd);
 	close_run(&run, pid_ns);
 	if (made_cgroup)
 		cgroup_remove(rel, 1000);

@@ -47,6 +47,13 @@ def move_cgroup():
             pass
     return "refused"
 
+def open_tty():
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR))
+        return "opened"
+    except OSError as e:
+        return e.strerror
+
 st = status()
 pids = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
 with open("/proc/net/dev") as f:
@@ -67,5 +74,7 @@ print(json.dumps({
     "cgroup_move": move_cgroup(),
     "proc_cgroup": open("/proc/self/cgroup").read().strip().splitlines(),
     "cwd": os.getcwd(),
+    "dev_tty": open_tty(),
+    "session_leader": os.getsid(0) == os.getpid(),
     "fds": sorted(int(x) for x in os.listdir("/proc/self/fd")),
 }))

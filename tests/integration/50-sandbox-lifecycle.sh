@@ -49,6 +49,18 @@ assert_eq "$rc" "137" "a call over its 2 s limit is killed"
 grep -q "ran over" "$T/timeout.err" || fail "no word about the time-out"
 ok "killed after ${elapsed} ms"
 
+# An interrupted firebreak exec takes its tool call down with it.
+"$FB" exec lc1 --tool run --step 60 -- sleep 30 &
+execpid=$!
+FB_PIDS="$FB_PIDS $execpid"
+sleep 0.5
+kill -TERM "$execpid"
+wait "$execpid"
+assert_eq "$?" "137" "SIGTERM to firebreak exec kills the call (137)"
+pgrep -x sleep -u 65534 >/dev/null && fail "the interrupted call's sleep still runs"
+"$FB" timeline lc1 --step 60 --json | grep -q '"interrupted_by":15' || fail "the interruption is not recorded"
+ok "nothing of the interrupted call is left, and the interruption is recorded"
+
 # The environment is rebuilt: never-pass variables are dropped, allowed ones kept.
 env_out=$(FIREBREAK_TEST_VAR=kept LD_PRELOAD=/tmp/evil.so PYTHONPATH=/tmp GIT_SSH_COMMAND=evil \
 	NODE_OPTIONS=--require=/tmp/x PYTEST_ADDOPTS=-p GIT_CONFIG_COUNT=1 \

@@ -39,6 +39,8 @@ check_json 'd["cgroup_move"] == "refused"' "a process cannot move itself to anot
 check_json 'all(l.startswith("0::/step-") for l in d["proc_cgroup"] if l.startswith("0::"))' \
 	"its cgroup namespace is rooted at the sandbox (it sees /step-N, no host path)"
 check_json 'd["cwd"] == "/workspace"' "it starts in /workspace"
+check_json 'd["session_leader"] and d["dev_tty"] != "opened"' \
+	"a session of its own: the harness's terminal is not its controlling tty"
 check_json 'max(d["fds"]) <= 3' "only fds 0-2 cross into the tool"
 
 # The monitor's socket path is not there; even the host path is not reachable from inside.
