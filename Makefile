@@ -11,7 +11,8 @@
 PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
-	iproute2 util-linux
+	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
+	libnl-route-3-dev
 
 BUILD    := build
 CC       ?= gcc
@@ -87,14 +88,18 @@ $(BUILD)/firebreakd: $(MONITOR_OBJ) $(BUILD)/libfirebreak.a
 
 # firebreak is linked static-pie: every tool call starts one, and the dynamic loader's work for
 # sqlite3, jansson and libseccomp was ~0.45 ms of each `firebreak exec` (bench/bench_exec).
-# (The linker's note about dlopen concerns SQLite's extension loading, which we never use.)
-STATIC_LIBS := -l:libsqlite3.a -l:libjansson.a -l:libseccomp.a -lm -lpthread
+# (The linker's notes about dlopen and NSS lookups concern SQLite's extension loading and
+# libnl's name lookups, which we never use: addresses are numeric.)
+STATIC_LIBS := -l:libsqlite3.a -l:libjansson.a -l:libseccomp.a -l:libnl-route-3.a -l:libnl-3.a \
+	-lm -lpthread
 $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -static-pie $^ $(STATIC_LIBS) -o $@ 2>$(BUILD)/link.log; \
-		status=$$?; grep -iv 'dlopen' $(BUILD)/link.log >&2; exit $$status
+		status=$$?; grep -v -e 'statically linked applications' -e ': in function' \
+		$(BUILD)/link.log >&2; exit $$status
 
 $(CLI_OBJ): CFLAGS += -Ienforcer
+$(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
 # (everything in monitor/ but main.o).

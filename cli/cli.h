@@ -16,6 +16,13 @@ struct cli_command {
 	const char *name;
 	const char *summary;
 	int (*run)(struct cli *cli, int argc, char **argv);
+	/*
+	 * The enforcer's commands act as root on what the runtime dir holds (state, policy, seccomp
+	 * filter, namespaces to join); the agent may control the harness's environment, so these
+	 * take the runtime dir, the store and the config only from flags or the root-owned default
+	 * config, never from FIREBREAK_* variables.
+	 */
+	int privileged;
 };
 
 /* The commands, one file each. */

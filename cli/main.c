@@ -11,16 +11,16 @@
 #include "unixsock.h"
 
 static const struct cli_command commands[] = {
-	{ "ps", "list the sandboxes the store knows", cli_ps },
-	{ "timeline", "print one sandbox's events in time order", cli_timeline },
-	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace },
-	{ "register", "register a sandbox name with the monitor", cli_register },
-	{ "status", "ask the monitor whether it runs, and for its counters", cli_status },
-	{ "create", "build a sandbox from a policy", cli_create },
-	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec },
-	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy },
-	{ "gc", "remove what crashed runs left behind", cli_gc },
-	{ "policy", "check a policy file and run its test vectors", cli_policy },
+	{ "ps", "list the sandboxes the store knows", cli_ps, 0 },
+	{ "timeline", "print one sandbox's events in time order", cli_timeline, 0 },
+	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace, 0 },
+	{ "register", "register a sandbox name with the monitor", cli_register, 0 },
+	{ "status", "ask the monitor whether it runs, and for its counters", cli_status, 0 },
+	{ "create", "build a sandbox from a policy", cli_create, 1 },
+	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec, 1 },
+	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy, 1 },
+	{ "gc", "remove what crashed runs left behind", cli_gc, 1 },
+	{ "policy", "check a policy file and run its test vectors", cli_policy, 0 },
 };
 
 static void usage(FILE *f)
@@ -29,8 +29,10 @@ static void usage(FILE *f)
 		   "\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'firebreak COMMAND --help' tells more. Environment: FIREBREAK_DB, "
-		   "FIREBREAK_RUNTIME_DIR.\nExit codes: 0 ok, 1 error, 2 usage.\n");
+	fprintf(f, "\n'firebreak COMMAND --help' tells more. Environment (read-only commands only;\n"
+		   "create, exec, destroy and gc take flags or the config file, never the\n"
+		   "environment): FIREBREAK_CONFIG, FIREBREAK_DB, FIREBREAK_RUNTIME_DIR.\n"
+		   "Exit codes: 0 ok, 1 error, 2 usage.\n");
 }
 
 int cli_fail(const char *cmd, const char *fmt, ...)
@@ -151,9 +153,19 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	const struct cli_command *cmd = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(argv[optind], commands[i].name) == 0)
+			cmd = &commands[i];
+	if (cmd && !cmd->privileged && !required && secure_getenv("FIREBREAK_CONFIG")) {
+		config_path = secure_getenv("FIREBREAK_CONFIG");
+		required = 1;
+	}
 	if (config_load(&cli.cfg, config_path, required) < 0)
 		return 1;
-	config_apply_env(&cli.cfg);
+	if (!cmd || !cmd->privileged)
+		config_apply_env(&cli.cfg);
 	if ((db && config_set(&cli.cfg, "db", db, err, sizeof(err)) < 0) ||
 	    (runtime && config_set(&cli.cfg, "runtime_dir", runtime, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "firebreak: %s\n", err);

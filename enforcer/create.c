@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "egress-dns.h"
+#include "egress.h"
 #include "init.h"
 #include "policy-limits.h"
 #include "log.h"
@@ -24,10 +26,14 @@
 static int make_dirs(const struct config *cfg, const char *name)
 {
 	char path[PATH_MAX + 16];
+	int r;
 
-	/* The runtime dir is the monitor's too: root's (and the firebreak group's) only. */
+	/* The runtime dir is the monitor's too: root's (and the firebreak group's) only. One that
+	 * exists already must be out of everyone else's reach, all the way up. */
 	if (mkdir(cfg->runtime_dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
+	if ((r = state_path_trusted(cfg->runtime_dir)) < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR);
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
@@ -141,12 +147,13 @@ static void record_created(struct report *rp, const char *name, const struct san
 int sandbox_create(const struct config *cfg, const char *name, const char *policy_path,
 		   int unwatched)
 {
-	char dir[PATH_MAX], path[PATH_MAX], root[PATH_MAX], resolv[PATH_MAX], rel[128], msg[512];
+	char dir[PATH_MAX], path[PATH_MAX], root[PATH_MAX], rel[128], msg[512];
 	struct sandbox_limits lim;
 	struct sandbox_state st = { 0 };
 	struct policy *policy = NULL;
 	struct report *rp = NULL;
 	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, kill_fd = -1, made_cgroup = 0, r;
+	int link_lock = -1, attached = 0;
 	pid_t pid = -1;
 
 	if (!event_sandbox_name_valid(name))
@@ -174,15 +181,14 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 	}
 	state_dir(cfg, name, dir, sizeof(dir));
 	state_path(cfg, name, "root", root, sizeof(root));
-	state_path(cfg, name, "resolv.conf", resolv, sizeof(resolv));
 	state_path(cfg, name, "policy.json", path, sizeof(path));
-	if ((r = copy_file(policy_path, path)) < 0 || mkdir(root, 0700) < 0 ||
-	    (r = write_file(resolv, "# firebreak: this sandbox has no network\n")) < 0) {
+	if ((r = copy_file(policy_path, path)) < 0 || mkdir(root, 0700) < 0) {
 		r = log_errno(r ? r : -errno, "firebreak create: state files in %s", dir);
 		goto fail;
 	}
 	state_path(cfg, name, "seccomp.bpf", path, sizeof(path));
-	if ((r = sandbox_seccomp_build(path)) < 0)
+	if ((r = sandbox_seccomp_build(path)) < 0 ||
+	    (r = sandbox_seccomp_hash(path, st.seccomp_hash)) < 0)
 		goto fail;
 
 	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
@@ -203,7 +209,7 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		.go_fd = go[0],
 		.report_fd = rep[1],
 		.kill_fd = kill_fd,
-		.mounts = { .root = root, .resolv_conf = resolv,
+		.mounts = { .root = root,
 			    .workspace_bytes = lim.workspace_bytes, .tmp_bytes = lim.tmp_bytes,
 			    .uid = lim.uid, .gid = lim.gid },
 		.hostname = name,
@@ -225,6 +231,29 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		log_error("firebreak create: %s", msg);
 		goto fail;
 	}
+	/* The network: one link to the egress gate, which holds the policy's allowlist. */
+	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, &st.link, &link_lock)) < 0) {
+		log_errno(r, "firebreak create: choose a link to the gate");
+		goto fail;
+	}
+	if ((r = egress_attach(cfg, name, st.link, pid, policy)) < 0) {
+		attached = 1; /* partly, maybe: detach cleans what is there */
+		goto fail;
+	}
+	attached = 1;
+	/* Names resolve only through the gate; the file is rewritten in place, so the init's bind
+	 * mount of it shows the new content. */
+	{
+		struct egress_link l;
+		char line[128], resolv[64];
+
+		egress_link_of(st.link, &l);
+		snprintf(resolv, sizeof(resolv), "/proc/%d/root/etc/resolv.conf", (int)pid);
+		snprintf(line, sizeof(line), "nameserver %s\noptions timeout:2 attempts:1\n", l.gate4);
+		if ((r = write_file(resolv, line)) < 0 ||
+		    (r = egress_dns_start(cfg, name, st.link, policy)) < 0)
+			goto fail;
+	}
 
 	strscpy(st.name, sizeof(st.name), name);
 	st.init_pid = pid;
@@ -239,6 +268,8 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		log_errno(r, "firebreak create: save state");
 		goto fail;
 	}
+	close(link_lock); /* the link is ours on record now */
+	link_lock = -1;
 	if (rp) {
 		report_register(rp, name, "running", rel, st.policy_hash);
 		record_created(rp, name, &lim, st.policy_hash);
@@ -254,10 +285,17 @@ fail:
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
+	if (attached) {
+		egress_dns_stop(cfg, name);
+		egress_detach(cfg, name, st.link);
+		egress_gate_down_if_idle(cfg);
+	}
 	if (made_cgroup)
 		cgroup_remove(rel, 1000);
 	state_remove(cfg, name);
 out:
+	if (link_lock >= 0)
+		close(link_lock);
 	if (go[0] >= 0)
 		close(go[0]);
 	if (go[1] >= 0)

@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "egress-dns.h"
+#include "egress.h"
 #include "log.h"
 #include "macro.h"
 #include "report.h"
@@ -41,7 +43,7 @@ static void record_destroyed(const struct config *cfg, const char *name, const c
 static int remove_sandbox(const struct config *cfg, const char *name)
 {
 	char rel[128];
-	struct sandbox_state st;
+	struct sandbox_state st = { 0 };
 	int r, found = 0;
 
 	if (state_load(cfg, name, &st) == 0) {
@@ -52,6 +54,11 @@ static int remove_sandbox(const struct config *cfg, const char *name)
 	}
 	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
 	r = cgroup_remove(rel, DESTROY_TIMEOUT_MS);
+	if (st.link > 0) {
+		egress_dns_stop(cfg, name);
+		egress_detach(cfg, name, st.link);
+		egress_gate_down_if_idle(cfg);
+	}
 	if (r == 0)
 		found = 1;
 	else if (r != -ENOENT)
@@ -110,8 +117,19 @@ static int gc_cgroup(const char *name, void *data)
 	struct gc_ctx *g = data;
 	struct sandbox_state st;
 
+	char rel[128];
+
 	if (state_load(g->cfg, name, &st) == 0)
 		return 0; /* a live sandbox (gc_state kept it) */
+	/* Cgroup names are host-wide, state is per runtime dir: a cgroup with processes may be a
+	 * live sandbox of another runtime dir. Only an empty one is certainly a leftover. */
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
+	if (cgroup_populated(rel) == 1) {
+		log_info("firebreak gc: left " CGROUP_ROOT_NAME "/%s alone: it has processes and no "
+			 "state here (another runtime dir's sandbox?)",
+			 name);
+		return 0;
+	}
 	if (remove_sandbox(g->cfg, name) == 0) {
 		log_info("firebreak gc: removed cgroup " CGROUP_ROOT_NAME "/%s (no sandbox state)",
 			 name);

@@ -74,7 +74,12 @@ _Noreturn static void child_main(const struct step_run *run)
 			r = -errno;
 	if (r == 0 && chdir("/workspace") < 0)
 		r = -errno;
-	if (r == 0 && (setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_CORE, &nocore) < 0))
+	/* Set every limit that matters, not inherit the harness's: no locked memory, no real-time
+	 * priority, no raised niceness, no core files. */
+	struct rlimit memlock = { 64 << 10, 64 << 10 }, zero = { 0, 0 };
+	if (r == 0 && (setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_CORE, &nocore) < 0 ||
+		       setrlimit(RLIMIT_MEMLOCK, &memlock) < 0 || setrlimit(RLIMIT_RTPRIO, &zero) < 0 ||
+		       setrlimit(RLIMIT_NICE, &zero) < 0))
 		r = -errno;
 	if (r == 0)
 		r = privs_become(run->st->uid, run->st->gid);
@@ -258,8 +263,20 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 				 req->name),
 		       -ESRCH;
 	state_path(cfg, req->name, "policy.json", path, sizeof(path));
-	if ((r = sandbox_load_policy(path, &policy, &lim)) < 0)
+	if ((r = state_path_trusted(path)) < 0 || (r = sandbox_load_policy(path, &policy, &lim)) < 0)
 		return r;
+	/* The policy is the one the sandbox was created with, or nothing runs. */
+	if (strcmp(policy_hash(policy), st.policy_hash) != 0) {
+		log_error("firebreak exec: %s's policy.json changed since create (%s, was %s); "
+			  "refusing",
+			  req->name, policy_hash(policy), st.policy_hash);
+		r = -EPERM;
+		goto out;
+	}
+	/* Who the tool runs as comes from that policy, never from the state file alone. */
+	st.uid = lim.uid;
+	st.gid = lim.gid;
+	st.open_files = lim.open_files;
 	if (step < 0 && (r = state_next_step(cfg, req->name, &step)) < 0) {
 		log_errno(r, "firebreak exec: step counter");
 		goto out;
@@ -311,7 +328,8 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	run.envp = (char **)gate_env_vector(env);
 	run.st = &st;
 	state_path(cfg, req->name, "seccomp.bpf", path, sizeof(path));
-	if ((r = sandbox_seccomp_read(path, &run.filter)) < 0) {
+	if ((r = state_path_trusted(path)) < 0 ||
+	    (r = sandbox_seccomp_read(path, &run.filter, st.seccomp_hash)) < 0) {
 		log_errno(r, "firebreak exec: the sandbox's seccomp filter %s", path);
 		goto out;
 	}

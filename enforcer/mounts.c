@@ -130,6 +130,34 @@ static int hide(const char *root, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The sandbox's own /etc/resolv.conf: a file on a tiny tmpfs of its own (not a bind of a host
+ * file, whose path /proc/self/mountinfo would show), which `firebreak create` fills through
+ * /proc/<init>/root once it knows the sandbox's link to the gate. Only root can write it.
+ */
+static int make_resolv_conf(const char *root, char *err, size_t errlen)
+{
+	char dir[512], file[600], dst[512];
+	int r;
+
+	snprintf(dst, sizeof(dst), "%s/etc/resolv.conf", root);
+	if (access(dst, F_OK) < 0)
+		return 0; /* the host has none: nothing to put ours over */
+	snprintf(dir, sizeof(dir), "%s/.resolv", root);
+	snprintf(file, sizeof(file), "%s/resolv.conf", dir);
+	if (mkdir(dir, 0700) < 0 ||
+	    mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755") < 0)
+		return fail(-errno, err, errlen, "resolv.conf tmpfs");
+	if ((r = make_file(file)) < 0)
+		return fail(r, err, errlen, "create resolv.conf");
+	if (mount(file, dst, NULL, MS_BIND, NULL) < 0)
+		return fail(-errno, err, errlen, "bind resolv.conf");
+	/* The bind keeps the file; its tmpfs need not stay mounted anywhere else. */
+	if (umount2(dir, MNT_DETACH) < 0 || rmdir(dir) < 0)
+		return fail(-errno, err, errlen, "detach the resolv.conf tmpfs");
+	return 0;
+}
+
 static int make_tmpfs(const char *path, const char *opts, mode_t mode)
 {
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
@@ -216,11 +244,8 @@ int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errle
 	if ((r = show_host(m->root, err, errlen)) < 0 || (r = hide(m->root, err, errlen)) < 0)
 		return r;
 
-	snprintf(path, sizeof(path), "%s/etc/resolv.conf", m->root);
-	if (access(path, F_OK) == 0 &&
-	    (mount(m->resolv_conf, path, NULL, MS_BIND, NULL) < 0 ||
-	     set_attrs(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) < 0))
-		return fail(-errno, err, errlen, "bind resolv.conf");
+	if ((r = make_resolv_conf(m->root, err, errlen)) < 0)
+		return r;
 
 	snprintf(path, sizeof(path), "%s/tmp", m->root);
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", m->tmp_bytes);

@@ -13,7 +13,6 @@
 
 struct sandbox_mounts {
 	const char *root;	  /* an empty directory to build the new root on */
-	const char *resolv_conf;  /* the file to show as /etc/resolv.conf */
 	uint64_t workspace_bytes; /* size cap of /workspace */
 	uint64_t tmp_bytes;	  /* size cap of /tmp */
 	uid_t uid;		  /* owner of /workspace */

@@ -11,11 +11,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "sha256.h"
 #include "macro.h"
 
 /*
@@ -76,7 +78,13 @@ static const struct {
 	{ "syslog", "kernel log" },
 	{ "nfsservctl", "kernel NFS server" },
 	{ "uselib", "legacy loader" },
+	{ "fanotify_init", "watches the host's files (shared read-only mounts) and other sandboxes" },
 };
+
+/* Socket families a tool may open; every other one is refused (socket, socketpair). AF_VSOCK
+ * would reach the hypervisor from any netns; AF_PACKET, AF_ALG, RDS, TIPC... are kernel surface
+ * no tool needs. */
+static const int allowed_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 
 void sandbox_seccomp_each_refused(void (*fn)(const char *name, int err, void *data), void *data)
 {
@@ -126,6 +134,25 @@ static int add_rules(scmp_filter_ctx ctx)
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
 				  SCMP_A0(SCMP_CMP_NE, 0xffffffff))) < 0)
 		return log_errno(r, "seccomp: personality rule");
+	/* Socket families: refuse each one not allowed, and anything past the known range. */
+	for (int fam = 0; fam < AF_MAX; fam++) {
+		int ok = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(allowed_families); i++)
+			ok |= fam == allowed_families[i];
+		if (ok)
+			continue;
+		if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0 ||
+		    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0)
+			return log_errno(r, "seccomp: socket family rule");
+	}
+	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				  SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX))) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+				  SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX))) < 0)
+		return log_errno(r, "seccomp: socket family rule");
 	/* Typing into the caller's terminal: the sandbox may inherit the harness's tty. */
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCSTI))) < 0 ||
@@ -167,9 +194,10 @@ int sandbox_seccomp_build(const char *path)
 	return 0;
 }
 
-int sandbox_seccomp_read(const char *path, struct sandbox_seccomp *ret)
+int sandbox_seccomp_read(const char *path, struct sandbox_seccomp *ret, const char *hash)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char got[SHA256_PREFIXED_HEX_SIZE];
 	ssize_t n;
 
 	if (fd < 0)
@@ -177,7 +205,26 @@ int sandbox_seccomp_read(const char *path, struct sandbox_seccomp *ret)
 	n = read(fd, ret->insns, sizeof(ret->insns));
 	if (n <= 0 || n % (ssize_t)sizeof(ret->insns[0]) != 0)
 		return -EBADMSG;
+	sha256_prefixed_hex(ret->insns, (size_t)n, got);
+	if (!hash || strcmp(got, hash) != 0)
+		return log_error("firebreak: %s is not the filter created with the sandbox", path),
+		       -EBADMSG;
 	ret->len = (unsigned short)(n / (ssize_t)sizeof(ret->insns[0]));
+	return 0;
+}
+
+int sandbox_seccomp_hash(const char *path, char ret[72])
+{
+	struct sock_filter insns[SANDBOX_SECCOMP_MAX_INSNS];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, insns, sizeof(insns));
+	if (n <= 0)
+		return -EBADMSG;
+	sha256_prefixed_hex(insns, (size_t)n, ret);
 	return 0;
 }
 

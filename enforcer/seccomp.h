@@ -21,8 +21,14 @@ struct sandbox_seccomp {
 	unsigned short len;
 };
 
-/* Reads the raw BPF filter saved at path (before entering the sandbox, where path is gone). */
-int sandbox_seccomp_read(const char *path, struct sandbox_seccomp *ret);
+/*
+ * Reads the raw BPF filter saved at path (before entering the sandbox, where path is gone) and
+ * checks it against hash ("sha256:..." recorded at create); -EBADMSG if they differ.
+ */
+int sandbox_seccomp_read(const char *path, struct sandbox_seccomp *ret, const char *hash);
+
+/* The hash of the filter file at path, as recorded at create. */
+int sandbox_seccomp_hash(const char *path, char ret[72]);
 
 /*
  * Installs f in the calling thread, setting no_new_privs first. The caller runs untrusted code

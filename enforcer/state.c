@@ -35,11 +35,12 @@ int state_save(const struct config *cfg, const struct sandbox_state *st)
 	if ((r = state_path(cfg, st->name, "state.json", path, sizeof(path))) < 0)
 		return r;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	obj = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b}", "name", st->name,
+	obj = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s:i, s:s}", "name", st->name,
 			"init_pid", (int)st->init_pid, "init_start", (json_int_t)st->init_start,
 			"created_ts", (json_int_t)st->created_ts, "uid", (int)st->uid, "gid",
 			(int)st->gid, "open_files", (json_int_t)st->open_files, "policy_hash",
-			st->policy_hash, "unwatched", st->unwatched);
+			st->policy_hash, "unwatched", st->unwatched, "link", (int)st->link,
+			"seccomp_hash", st->seccomp_hash);
 	if (!obj)
 		return -ENOMEM;
 	r = json_dump_file(obj, tmp, JSON_COMPACT);
@@ -56,8 +57,8 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	char path[PATH_MAX];
 	struct sandbox_state st = { 0 };
 	json_t *obj;
-	const char *n = NULL, *hash = NULL;
-	int pid = 0, uid = 0, gid = 0, unwatched = 0;
+	const char *n = NULL, *hash = NULL, *shash = "";
+	int pid = 0, uid = 0, gid = 0, unwatched = 0, link = 0;
 	json_int_t start = 0, created = 0, nofile = 0;
 	int r;
 
@@ -67,14 +68,18 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 		return r;
 	if (access(path, F_OK) < 0)
 		return -errno;
+	if ((r = state_path_trusted(path)) < 0)
+		return r;
 	obj = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
 	if (!obj)
 		return -EBADMSG;
-	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b}", "name", &n, "init_pid",
-			&pid, "init_start", &start, "created_ts", &created, "uid", &uid, "gid", &gid,
-			"open_files", &nofile, "policy_hash", &hash, "unwatched", &unwatched);
+	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s?:i, s?:s}", "name", &n,
+			"init_pid", &pid, "init_start", &start, "created_ts", &created, "uid", &uid,
+			"gid", &gid, "open_files", &nofile, "policy_hash", &hash, "unwatched",
+			&unwatched, "link", &link, "seccomp_hash", &shash);
 	if (r == 0 && (strscpy(st.name, sizeof(st.name), n) < 0 ||
-		       strscpy(st.policy_hash, sizeof(st.policy_hash), hash) < 0))
+		       strscpy(st.policy_hash, sizeof(st.policy_hash), hash) < 0 ||
+		       strscpy(st.seccomp_hash, sizeof(st.seccomp_hash), shash) < 0))
 		r = -1;
 	json_decref(obj);
 	if (r < 0)
@@ -86,6 +91,7 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	st.gid = (gid_t)gid;
 	st.open_files = (uint64_t)nofile;
 	st.unwatched = unwatched;
+	st.link = link > 0 ? (unsigned)link : 0;
 	*ret = st;
 	return 0;
 }
@@ -199,4 +205,84 @@ int state_remove(const struct config *cfg, const char *name)
 	snprintf(path, sizeof(path), "%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR);
 	rmdir(path);
 	return r;
+}
+
+struct link_scan {
+	const struct config *cfg;
+	unsigned char *used;
+	unsigned max;
+};
+
+static int mark_link(const char *name, void *data)
+{
+	struct link_scan *ls = data;
+	struct sandbox_state st;
+
+	if (state_load(ls->cfg, name, &st) == 0 && st.link > 0 && st.link <= ls->max)
+		ls->used[st.link] = 1;
+	return 0;
+}
+
+int state_alloc_link(const struct config *cfg, unsigned max, unsigned *ret, int *ret_lock)
+{
+	char path[PATH_MAX + 32];
+	struct link_scan ls = { cfg, NULL, max };
+	int fd, r;
+
+	/* Beside the sandboxes' dir, not in it: that dir goes away with the last sandbox. */
+	snprintf(path, sizeof(path), "%s/%s.lock", cfg->runtime_dir, SANDBOX_STATE_DIR);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	ls.used = calloc(max + 1, 1);
+	if (!ls.used) {
+		close(fd);
+		return -ENOMEM;
+	}
+	state_each(cfg, mark_link, &ls);
+	r = -ENOSPC;
+	for (unsigned k = 1; k <= max; k++) {
+		if (!ls.used[k]) {
+			*ret = k;
+			r = 0;
+			break;
+		}
+	}
+	free(ls.used);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_lock = fd;
+	return 0;
+}
+
+int state_path_trusted(const char *path)
+{
+	char real[PATH_MAX], *p;
+	struct stat st;
+
+	if (!realpath(path, real))
+		return -errno;
+	/* From the file up to /, each level: root's, and no one else may change it. */
+	for (p = real + strlen(real);; ) {
+		if (lstat(real[0] ? real : "/", &st) < 0)
+			return -errno;
+		if (st.st_uid != 0 || ((st.st_mode & S_IWGRP) && st.st_gid != 0) ||
+		    ((st.st_mode & S_IWOTH) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))))
+			return log_error("firebreak: refusing %s: %s is not root's alone", path,
+					 real[0] ? real : "/"),
+			       -EPERM;
+		if (p == real)
+			break;
+		while (p > real && *p != '/')
+			p--;
+		*p = '\0';
+	}
+	return 0;
 }

@@ -26,7 +26,16 @@ struct sandbox_state {
 	uint64_t open_files;
 	char policy_hash[72];
 	int unwatched;
+	unsigned link;		/* its link to the egress gate (enforcer/egress.h); 0: none */
+	char seccomp_hash[72];	/* sha256 of seccomp.bpf, checked before each exec loads it */
 };
+
+/*
+ * Whether path (a directory or a file) and every directory above it are root's and writable by
+ * no one else (sticky world-writable directories such as /tmp excepted): what the enforcer acts
+ * on as root must be out of the agent's reach. 0, or -EPERM with the reason logged.
+ */
+int state_path_trusted(const char *path);
 
 /* Writes the sandbox's state dir path into buf; 0 or -ENAMETOOLONG. */
 int state_dir(const struct config *cfg, const char *name, char *buf, size_t size);
@@ -49,6 +58,12 @@ uint64_t state_process_start(pid_t pid);
 
 /* Takes the next step number (a counter under flock); 0 and *ret, or -errno. */
 int state_next_step(const struct config *cfg, const char *name, int64_t *ret);
+
+/*
+ * Takes the sandboxes' lock (held while a link index is chosen and used) and returns the lowest
+ * link index no sandbox holds; *ret_lock is the lock's fd, closed to release it. 0 or -errno.
+ */
+int state_alloc_link(const struct config *cfg, unsigned max, unsigned *ret, int *ret_lock);
 
 /* Removes the sandbox's state dir and what is in it; 0, -ENOENT, or -errno. */
 int state_remove(const struct config *cfg, const char *name);

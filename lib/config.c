@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ void config_defaults(struct config *cfg)
 	cfg->trace_idle_timeout_ns = 300LL * NSEC_PER_SEC;
 	cfg->trace_stall_timeout_ns = 30LL * NSEC_PER_SEC;
 	cfg->trace_reply_buffer_max = 1 << 20;
+	cfg->gate_nflog_group = 7301;
 }
 
 static int set_path(char *dst, const char *value, char *err, size_t errlen)
@@ -128,6 +130,31 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		return set_duration(&cfg->trace_stall_timeout_ns, value, 0, err, errlen);
 	if (strcmp(key, "trace_reply_buffer_max") == 0)
 		return set_uint(&cfg->trace_reply_buffer_max, value, 4096, 1ULL << 30, err, errlen);
+	if (strcmp(key, "gate_outside_netns") == 0) {
+		/* A netns name under /run/netns, firebreak's own: never the host's. */
+		if (strncmp(value, "firebreak-", 10) != 0 || strchr(value, '/') ||
+		    strscpy(cfg->gate_outside_netns, sizeof(cfg->gate_outside_netns), value) < 0) {
+			snprintf(err, errlen, "must name a netns firebreak-* (tests' world)");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(key, "gate_nflog_group") == 0) {
+		r = set_uint(&v, value, 1, 65535, err, errlen);
+		if (r == 0)
+			cfg->gate_nflog_group = (unsigned)v;
+		return r;
+	}
+	if (strcmp(key, "gate_dns_upstream") == 0) {
+		unsigned char buf[16];
+
+		if (inet_pton(AF_INET, value, buf) != 1 ||
+		    strscpy(cfg->gate_dns_upstream, sizeof(cfg->gate_dns_upstream), value) < 0) {
+			snprintf(err, errlen, "must be an IPv4 address");
+			return -EINVAL;
+		}
+		return 0;
+	}
 	snprintf(err, errlen, "unknown key \"%s\"", key);
 	return -EINVAL;
 }

@@ -68,6 +68,12 @@ struct policy_test_internal {
 	char *rule;
 };
 
+struct policy_egress_internal {
+	struct policy_egress_rule pub;
+	char *name, *host, *cidr;
+	uint16_t *ports;
+};
+
 struct policy {
 	char *source;
 	char *name;
@@ -75,6 +81,8 @@ struct policy {
 	struct policy_sandbox sandbox;
 	char *path;		/* sandbox.path */
 	char **fixed_env;	/* "NAME=value", NULL-terminated: PATH, HOME, TMPDIR, sandbox.env */
+	struct policy_egress_internal *egress;
+	size_t n_egress;
 	struct policy_tool *tools;
 	size_t n_tools;
 	struct policy_test_internal *tests;
@@ -165,6 +173,8 @@ void policy_strv_free(char **v);
 int policy_parse_sandbox(struct policy_parse *ctx, json_t *obj);
 int policy_parse_tools(struct policy_parse *ctx, json_t *obj);
 int policy_parse_tests(struct policy_parse *ctx, json_t *arr);
+int policy_parse_egress(struct policy_parse *ctx, json_t *obj);
+void policy_egress_free(struct policy *p);
 void policy_tools_free(struct policy *p);
 void policy_tests_free(struct policy *p);
 

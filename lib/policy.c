@@ -46,28 +46,23 @@ static int parse_top(struct policy_parse *ctx, json_t *root)
 		return policy_fail(ctx, "/name", 0, "\"name\" must be 1-%d of [A-Za-z0-9_.-]",
 				   POLICY_NAME_MAX);
 
-	/* Parts 3 and 5 of the project define these; until then their content is not read. The
-	 * sandbox then has loopback only and no detector runs, which is the stricter reading. */
-	for (size_t i = 0; i < 2; i++) {
-		const char *key = i == 0 ? "egress" : "detectors";
-		char vpath[JSON_POS_PATH_MAX + 1];
-
-		v = json_object_get(root, key);
-		if (!v)
-			continue;
-		policy_path(vpath, "", key);
-		if (!json_is_object(v))
-			return policy_fail(ctx, vpath, 0, "\"%s\" must be an object, not %s", key,
-					   policy_type_name(v));
-		if (json_object_size(v) > 0 &&
-		    (r = policy_warn(ctx, vpath,
-				     "\"%s\" is reserved for a later version and not enforced by "
-				     "this build (%s)",
-				     key,
-				     i == 0 ? "the sandbox has loopback only"
-					    : "no detector runs")) < 0)
-			return r;
-	}
+	v = json_object_get(root, "egress");
+	if (v && !json_is_object(v))
+		return policy_fail(ctx, "/egress", 0, "\"egress\" must be an object, not %s",
+				   policy_type_name(v));
+	if (v && (r = policy_parse_egress(ctx, v)) < 0)
+		return r;
+	/* Part 5 of the project defines this; until then its content is not read, and no detector
+	 * runs, which is the stricter reading. */
+	v = json_object_get(root, "detectors");
+	if (v && !json_is_object(v))
+		return policy_fail(ctx, "/detectors", 0, "\"detectors\" must be an object, not %s",
+				   policy_type_name(v));
+	if (v && json_object_size(v) > 0 &&
+	    (r = policy_warn(ctx, "/detectors",
+			     "\"detectors\" is reserved for a later version and not enforced by "
+			     "this build (no detector runs)")) < 0)
+		return r;
 
 	v = json_object_get(root, "sandbox");
 	if (v && !json_is_object(v))
@@ -100,6 +95,7 @@ void policy_free(struct policy *p)
 		return;
 	policy_tools_free(p);
 	policy_tests_free(p);
+	policy_egress_free(p);
 	policy_strv_free(p->fixed_env);
 	for (size_t i = 0; i < p->n_warnings; i++)
 		free(p->warnings[i]);

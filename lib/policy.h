@@ -62,6 +62,26 @@ struct policy_test {
 	unsigned line, col;		/* where the vector is, for messages */
 };
 
+/* The task's egress allowlist (the "egress" section), enforced at the gate. */
+#define POLICY_EGRESS_MAX 64	/* rules */
+#define POLICY_PORTS_MAX 32	/* ports of one rule */
+/* The gate's own networks, always closed to sandboxes (enforcer/egress.c uses the same). */
+#define POLICY_GATE_LINKS4 "10.199.0.0/16"
+#define POLICY_GATE_OUTSIDE4 "10.198.255.252/30"
+#define POLICY_GATE_LINKS6 "fd66:6272:fb::/48"
+
+struct policy_egress_rule {
+	const char *name;
+	const char *host;	/* a DNS name only the gate's DNS resolves; NULL for a CIDR rule */
+	const char *cidr;	/* as written; NULL for a host rule */
+	int family;		/* AF_INET or AF_INET6 (CIDR rules) */
+	unsigned char addr[16];
+	unsigned prefix;
+	int protocol;		/* IPPROTO_TCP or IPPROTO_UDP */
+	const uint16_t *ports;
+	size_t n_ports;
+};
+
 /* A loaded policy: opaque, immutable, owned by whoever loaded it (policy_free). */
 struct policy;
 
@@ -92,6 +112,20 @@ const struct policy_sandbox *policy_sandbox(const struct policy *p);
 int policy_has_tool(const struct policy *p, const char *tool);
 /* The per-call wall-clock limit of tool; -ENOENT for an unknown tool. */
 int policy_tool_timeout(const struct policy *p, const char *tool, int64_t *ret_ns);
+
+size_t policy_egress_count(const struct policy *p);
+/* Egress rule i (0-based), or NULL past the end. */
+const struct policy_egress_rule *policy_egress(const struct policy *p, size_t i);
+
+/* The ranges no policy may open (cloud metadata, the gate's own networks), as CIDR strings. */
+const char *const *policy_egress_never_open(size_t *ret_n);
+
+/* Parses "ADDR" or "ADDR/PREFIX" (no host bits set); 0 or -EINVAL. */
+int policy_cidr_parse(const char *s, int *ret_family, unsigned char ret_addr[16],
+		      unsigned *ret_prefix);
+
+/* The always-closed range a CIDR overlaps, or NULL. */
+const char *policy_cidr_forbidden(int family, const unsigned char addr[16], unsigned prefix);
 
 size_t policy_test_count(const struct policy *p);
 /* Test vector i (0-based), or NULL past the end. */

@@ -72,8 +72,9 @@ class World:
         self.daemon = None
 
     def fb(self, *args, input=None, check=True):
-        r = subprocess.run([FB] + list(args), input=input, capture_output=True, env=self.env,
-                           timeout=600)
+        # Flags, not the environment: the enforcer's commands ignore FIREBREAK_* variables.
+        r = subprocess.run([FB, "--runtime-dir", self.run, "--db", self.db] + list(args),
+                           input=input, capture_output=True, env=self.env, timeout=600)
         if check and r.returncode != 0:
             raise Failure("firebreak %s exited %d: %s" % (" ".join(args), r.returncode,
                                                          r.stderr.decode(errors="replace")))

@@ -23,6 +23,18 @@ fb_setup() {
 	export FIREBREAK_DB=$T/state/firebreak.db
 	export FIREBREAK_RUNTIME_DIR=$T/run
 	FB_LOG=$T/firebreakd.log
+	# The enforcer's commands take no FIREBREAK_* variable (the agent may control a harness's
+	# environment): every call names the test's runtime dir, store and config with flags.
+	touch "$T/firebreak.conf"
+	FB_CONF=$T/firebreak.conf
+	cat >"$T/fb" <<WRAP
+#!/bin/sh
+exec "$FB_ROOT/build/firebreak" --config "\$FB_CONF_PATH" --runtime-dir "$T/run" \\
+	--db "$T/state/firebreak.db" "\$@"
+WRAP
+	chmod 0755 "$T/fb"
+	export FB_CONF_PATH=$FB_CONF
+	FB=$T/fb
 }
 
 fail() {

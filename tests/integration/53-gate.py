@@ -25,7 +25,7 @@ def run(w):
         refused_steps, allowed_steps = [], []
         for i, t in enumerate(vectors):
             step = 1000 + i
-            r = subprocess.run([FB, "exec", sb, "--tool", t["tool"], "--step", str(step),
+            r = subprocess.run([FB, "--runtime-dir", w.run, "exec", sb, "--tool", t["tool"], "--step", str(step),
                                 "--call-id", "vec-%d" % i, "--"] + t["argv"],
                                stdin=subprocess.DEVNULL, capture_output=True, env=w.env, timeout=120)
             err = r.stderr.decode(errors="replace").strip().splitlines()

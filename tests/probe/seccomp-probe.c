@@ -121,6 +121,12 @@ int main(void)
 		{ "mknod-chr", SYS_mknod, 14, { (long)"/tmp/probe-null", S_IFCHR | 0600, 0x103 } },
 		{ "clone-newuser", SYS_clone, 120, { CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0 } },
 		{ "clone3", 435, 435, { 0, 0 } },
+		{ "fanotify_init", SYS_fanotify_init, 338, { 0x200 /* FAN_REPORT_FID */, 0 } },
+		/* The hypervisor's vsock is reachable from any netns; and the same with the family's
+		 * upper 32 bits set, which the kernel ignores and a careless filter would not. */
+		{ "socket-vsock", SYS_socket, 359, { 40 /* AF_VSOCK */, 1, 0 } },
+		{ "socket-vsock-high-bits", SYS_socket, -1, { 0x100000028L, 1, 0 } },
+		{ "socket-packet", SYS_socket, 359, { 17 /* AF_PACKET */, 3, 0 } },
 		{ "getpid", SYS_getpid, 20, { 0 } }, /* allowed natively: the control */
 	};
 

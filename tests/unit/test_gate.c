@@ -888,8 +888,11 @@ static void test_env_allow_patterns_never_pass_a_never_pass_name(void **state)
 	assert_int_equal(gate_env_allowed(policy, "run_tests", "PYTHONSAFEPATH", why, sizeof(why)),
 			 1);
 	assert_int_equal(gate_env_allowed(policy, "run_tests", "LC_CTYPE", why, sizeof(why)), 1);
+	assert_int_equal(gate_env_allowed(policy, "run_tests", "COLUMNS", why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "env: COLUMNS is not in tool run_tests's env_allow"));
+	/* Names that make programs run commands or trust another CA are never-pass too. */
 	assert_int_equal(gate_env_allowed(policy, "run_tests", "TERMINFO", why, sizeof(why)), 0);
-	assert_non_null(strstr(why, "env: TERMINFO is not in tool run_tests's env_allow"));
+	assert_non_null(strstr(why, "env: TERMINFO is on the never-pass list"));
 	assert_int_equal(gate_env_allowed(policy, "run_tests", "TOOL_FIXED", why, sizeof(why)), 0);
 	assert_non_null(strstr(why, "is fixed by the policy"));
 	assert_int_equal(gate_env_allowed(policy, "nope", "TERM", why, sizeof(why)), -ENOENT);
@@ -905,6 +908,9 @@ static void test_never_pass_list_covers_the_documented_names(void **state)
 		"NODE_PATH",	  "PROMPT_COMMAND",  "IFS",	       "SHELLOPTS",	"BASHOPTS",
 		"PS4",		  "GCONV_PATH",	     "LOCPATH",	       "MALLOC_CHECK_", "GLIBC_TUNABLES",
 		"HOSTALIASES",	  "RES_OPTIONS",     "LOCALDOMAIN",    "NLSPATH",
+		"EDITOR",	  "VISUAL",	     "PAGER",	       "GIT_PAGER",	"MANPAGER",
+		"SYSTEMD_PAGER",  "LESS",	     "OPENSSL_CONF",   "OPENSSL_MODULES", "SSL_CERT_FILE",
+		"SSL_CERT_DIR",	  "GEM_PATH",	     "TERMINFO",       "PERL_MB_OPT",	"BROWSER",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)

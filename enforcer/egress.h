@@ -1,0 +1,51 @@
+/*
+ * The egress gate: one network namespace shared by every sandbox, which the sandboxes cannot
+ * configure (they hold no capability, and their netns has only a veth into it). Each sandbox's
+ * only route leads there. The gate's nftables table denies everything by default, IPv4, IPv6 and
+ * every protocol, logs each denied packet to NFLOG with a prefix naming the sandbox, always closes
+ * cloud metadata and its own networks, keeps private ranges closed unless a policy names a CIDR in
+ * them, and opens only the policy's allowlist. docs/egress.md.
+ */
+#ifndef FB_EGRESS_H
+#define FB_EGRESS_H
+
+#include <sys/types.h>
+
+#include "config.h"
+
+struct policy;
+
+#define EGRESS_GATE_NETNS "firebreak-gate"
+#define EGRESS_TABLE "firebreak_gate"
+/* Sandbox links: a /30 each out of 10.199.0.0/16, index 1..EGRESS_LINKS_MAX. */
+#define EGRESS_LINKS_MAX 16383
+#define EGRESS_OUTSIDE_GATE "10.198.255.253"
+#define EGRESS_OUTSIDE_PEER "10.198.255.254"
+#define EGRESS_OUTSIDE_IF "fb-gate-in"
+#define EGRESS_OUTSIDE_PEER_IF "fb-gate-out"
+
+/* The addresses of link k. */
+struct egress_link {
+	char gate_if[16];  /* "fb-s<k>" in the gate */
+	char gate4[24];	   /* 10.199.x.y+1 */
+	char sandbox4[24]; /* 10.199.x.y+2 */
+	char gate6[48];	   /* fd66:6272:fb:<k>::1 */
+	char sandbox6[48]; /* fd66:6272:fb:<k>::2 */
+};
+
+void egress_link_of(unsigned k, struct egress_link *ret);
+
+/*
+ * Connects sandbox name (the netns of init_pid) to the gate as link k and opens its policy's
+ * allowlist there, bringing the gate up first if it is down. 0 or -errno (printed).
+ */
+int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t init_pid,
+		  const struct policy *p);
+
+/* Removes link k and sandbox name's rules from the gate; quiet about parts already gone. */
+int egress_detach(const struct config *cfg, const char *name, unsigned k);
+
+/* Takes the gate down (its outside link, its netns) if no sandbox link is left in it. */
+void egress_gate_down_if_idle(const struct config *cfg);
+
+#endif
