@@ -286,12 +286,18 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 	/*
 	 * Prerouting, not forward: a packet must be judged, and a denial logged, even where the gate
 	 * has no route for it (an offline gate drops everything at routing, unlogged, otherwise).
-	 * DNS to the gate's own address comes first: the gate's networks are never-open after it.
+	 * Neighbour discovery on the link (hop limit 255: it cannot have been routed) lets IPv6 work
+	 * at all, so IPv6 attempts reach this chain and are judged and logged like IPv4 ones; the
+	 * kernel's own multicast listener reports and router solicitations are dropped unlogged
+	 * (noise, not attempts). DNS to the gate's own address comes before the never-open ranges,
+	 * which hold the gate's networks.
 	 */
 	fprintf(f,
 		"  chain prerouting { type filter hook prerouting priority filter; policy accept;\n"
 		"    iifname != \"%s\" accept\n"
 		"    ct state established,related accept\n"
+		"    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept\n"
+		"    icmpv6 type { mld2-listener-report, mld-listener-report, nd-router-solicit } drop\n"
 		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip6 daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip daddr @never4 %s drop\n"

@@ -8,8 +8,12 @@ FB=$FB_ROOT/build/firebreak
 FBD=$FB_ROOT/build/firebreakd
 FB_PIDS=""
 
+# Commands the EXIT trap runs after the sandboxes are gone (e.g. taking a test world down).
+FB_CLEANUP_AFTER=""
+
 fb_cleanup() {
 	fb_cleanup_sandboxes
+	[ -n "$FB_CLEANUP_AFTER" ] && eval "$FB_CLEANUP_AFTER"
 	for pid in $FB_PIDS; do
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
