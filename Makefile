@@ -6,6 +6,7 @@
 #   make format   clang-format every .c and .h
 .DELETE_ON_ERROR:
 .SUFFIXES:
+.SECONDARY:
 
 # The one list of Debian packages the build, the tests and the demo need.
 PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
@@ -34,7 +35,9 @@ endif
 LIB_SRC     := $(wildcard lib/*.c)
 MONITOR_SRC := $(wildcard monitor/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
-ENFORCER_SRC := $(wildcard enforcer/*.c)
+ENFORCER_SRC := $(filter-out %.bpf.c,$(wildcard enforcer/*.c))
+BPF_SRC     := $(wildcard enforcer/*.bpf.c collectors/*.bpf.c)
+BPF_SKEL    := $(BPF_SRC:%.bpf.c=$(BUILD)/%.skel.h)
 SCHEMA_SQL  := $(sort $(wildcard schema/[0-9]*.sql))
 
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/schema.o
@@ -69,6 +72,24 @@ $(BUILD)/schema.c: $(SCHEMA_SQL) schema/embed.sh
 	$(call msg,SCHEMA,$@)
 	$(Q)sh schema/embed.sh $@ $(SCHEMA_SQL)
 
+# eBPF: the kernel's types from its BTF, each NAME.bpf.c compiled for the BPF target, and a
+# libbpf skeleton NAME.skel.h its user side includes (all under build/, never in git).
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(call msg,BTF,$@)
+	$(Q)bpftool btf dump file /sys/kernel/btf/vmlinux format c >$@
+
+$(BUILD)/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard enforcer/*.h)
+	@mkdir -p $(@D)
+	$(call msg,BPF,$@)
+	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -I$(<D) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)bpftool gen skeleton $< name $(subst -,_,$(notdir $*)) >$@
+
+$(ENFORCER_OBJ): $(BPF_SKEL)
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
@@ -91,7 +112,7 @@ $(BUILD)/firebreakd: $(MONITOR_OBJ) $(BUILD)/libfirebreak.a
 # (The linker's notes about dlopen and NSS lookups concern SQLite's extension loading and
 # libnl's name lookups, which we never use: addresses are numeric.)
 STATIC_LIBS := -l:libsqlite3.a -l:libjansson.a -l:libseccomp.a -l:libnl-route-3.a -l:libnl-3.a \
-	-lm -lpthread
+	-l:libbpf.a -l:libelf.a -l:libz.a -lm -lpthread
 $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -static-pie $^ $(STATIC_LIBS) -o $@ 2>$(BUILD)/link.log; \
@@ -99,7 +120,7 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 		$(BUILD)/link.log >&2; exit $$status
 
 $(CLI_OBJ): CFLAGS += -Ienforcer
-$(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3
+$(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3 -I$(BUILD)/enforcer
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
 # (everything in monitor/ but main.o).

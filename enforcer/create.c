@@ -10,6 +10,7 @@
 
 #include "egress-dns.h"
 #include "egress.h"
+#include "egress-hook-user.h"
 #include "init.h"
 #include "policy-limits.h"
 #include "log.h"
@@ -232,7 +233,8 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		goto fail;
 	}
 	/* The network: one link to the egress gate, which holds the policy's allowlist. */
-	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, &st.link, &link_lock)) < 0) {
+	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, egress_link_busy, &st.link, &link_lock)) <
+	    0) {
 		log_errno(r, "firebreak create: choose a link to the gate");
 		goto fail;
 	}
@@ -241,6 +243,15 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		goto fail;
 	}
 	attached = 1;
+	/* Per-tool egress, in the kernel, on the sandbox's cgroup: a tool's connect outside its
+	 * share of the allowlist fails with EPERM before a packet exists. */
+	{
+		char cgdir[PATH_MAX];
+
+		if ((r = cgroup_v2_dir(rel, cgdir, sizeof(cgdir))) < 0 ||
+		    (r = egress_hook_install(cgdir, policy, st.link)) < 0)
+			goto fail;
+	}
 	/* Names resolve only through the gate; the file is rewritten in place, so the init's bind
 	 * mount of it shows the new content. */
 	{

@@ -151,5 +151,7 @@ int sandbox_gc(const struct config *cfg)
 	if (r < 0 && r != -ENOENT)
 		return log_errno(r, "firebreak gc: list cgroups");
 	cgroup_prune(CGROUP_ROOT_NAME);
+	/* A gate with no sandbox link left (a crash between create's steps) goes too. */
+	egress_gate_down_if_idle(cfg);
 	return g.err < 0 ? g.err : g.removed;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "egress-dns.h"
+#include "egress-hook.h"
 #include "egress-link.h"
 #include "egress-nft.h"
 #include "log.h"
@@ -26,15 +27,23 @@ static const char closed6[] = "::/128, ::1/128, fc00::/7, ff00::/8";
 
 void egress_link_of(unsigned k, struct egress_link *ret)
 {
-	unsigned base = (4 * k) & 0xffff; /* /30 number k inside 10.199.0.0/16 (k < 16384) */
+	unsigned base = (64 * k) & 0xffff; /* /26 number k inside 10.199.0.0/16 (k < 1024) */
 
 	snprintf(ret->gate_if, sizeof(ret->gate_if), "fb-s%u", k);
 	snprintf(ret->gate4, sizeof(ret->gate4), "10.199.%u.%u", (base >> 8) & 0xff,
-		 (base & 0xfc) + 1);
+		 (base & 0xc0) + 1);
 	snprintf(ret->sandbox4, sizeof(ret->sandbox4), "10.199.%u.%u", (base >> 8) & 0xff,
-		 (base & 0xfc) + 2);
+		 (base & 0xc0) + 2);
 	snprintf(ret->gate6, sizeof(ret->gate6), "fd66:6272:fb:%x::1", k);
 	snprintf(ret->sandbox6, sizeof(ret->sandbox6), "fd66:6272:fb:%x::2", k);
+}
+
+void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *ret6, size_t size6)
+{
+	unsigned base = (64 * k) & 0xffff;
+
+	snprintf(ret4, size4, "10.199.%u.%u", (base >> 8) & 0xff, (base & 0xc0) + 3 + (t & 0x3f));
+	snprintf(ret6, size6, "fd66:6272:fb:%x::%x", k, 0x100 + t);
 }
 
 /* Appends the host's own addresses (from its netns, where we run) as nft set elements. */
@@ -232,10 +241,12 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 	_cleanup_free_ char *never4 = NULL, *never6 = NULL;
 	struct egress_link l;
 	char *text = NULL, log[160];
-	size_t n = 0, count = policy_egress_count(p);
+	size_t n = 0, count = policy_egress_count(p), tools = policy_tool_count(p);
 	FILE *f;
 	int first;
 
+	if (tools > EGRESS_HOOK_TOOLS_MAX)
+		tools = EGRESS_HOOK_TOOLS_MAX; /* the rest have no source address: no egress */
 	if (never_elements(&never4, &never6) < 0 || !(f = open_memstream(&text, &n)))
 		return NULL;
 	egress_link_of(k, &l);
@@ -248,22 +259,31 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 		"  set closed4 { type ipv4_addr; flags interval; elements = { %s } }\n"
 		"  set closed6 { type ipv6_addr; flags interval; elements = { %s } }\n",
 		k, never4, never6, closed4, closed6);
+	/* Per tool: the (address, protocol, port) entries of the CIDR rules it may reach. */
+	for (size_t t = 0; t < tools; t++) {
+		uint64_t mine = policy_tool_egress(p, t);
+
+		for (int fam = 4; fam <= 6; fam += 2) {
+			int want = fam == 4 ? AF_INET : AF_INET6;
+
+			fprintf(f, "  set allow%d_t%zu { type ipv%d_addr . inet_proto . inet_service; "
+				   "flags interval;",
+				fam, t, fam);
+			first = 1;
+			for (size_t i = 0; i < count; i++) {
+				const struct policy_egress_rule *e = policy_egress(p, i);
+
+				if (e->cidr && e->family == want && (mine & (1ULL << i))) {
+					fprintf(f, "%s", first ? " elements = { " : "");
+					rule_elements(f, e, &first);
+				}
+			}
+			fprintf(f, "%s }\n", first ? "" : " }");
+		}
+	}
 	for (int fam = 4; fam <= 6; fam += 2) {
 		int want = fam == 4 ? AF_INET : AF_INET6;
 
-		fprintf(f, "  set allow%d { type ipv%d_addr . inet_proto . inet_service; "
-			   "flags interval;",
-			fam, fam);
-		first = 1;
-		for (size_t i = 0; i < count; i++) {
-			const struct policy_egress_rule *e = policy_egress(p, i);
-
-			if (e->cidr && e->family == want) {
-				fprintf(f, "%s", first ? " elements = { " : "");
-				rule_elements(f, e, &first);
-			}
-		}
-		fprintf(f, "%s }\n", first ? "" : " }");
 		fprintf(f, "  set open%d { type ipv%d_addr; flags interval;", fam, fam);
 		first = 1;
 		for (size_t i = 0; i < count; i++) {
@@ -303,22 +323,35 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 		"    ip daddr @never4 %s drop\n"
 		"    ip6 daddr @never6 %s drop\n"
 		"    ip daddr @closed4 ip daddr != @open4 %s drop\n"
-		"    ip6 daddr @closed6 ip6 daddr != @open6 %s drop\n"
-		"    ip daddr . meta l4proto . th dport @allow4 accept\n"
-		"    ip6 daddr . meta l4proto . th dport @allow6 accept\n",
+		"    ip6 daddr @closed6 ip6 daddr != @open6 %s drop\n",
 		l.gate_if, l.gate4, l.gate6, log, log, log, log);
-	for (size_t i = 0; i < count; i++) {
-		const struct policy_egress_rule *e = policy_egress(p, i);
+	/* Each tool from its own source address, to its own share of the allowlist. */
+	for (size_t t = 0; t < tools; t++) {
+		uint64_t mine = policy_tool_egress(p, t);
+		char src4[32], src6[64];
 
-		if (!e->host)
+		if (!mine)
 			continue;
-		for (int fam = 4; fam <= 6; fam += 2) {
-			fprintf(f, "    ip%s daddr @dns%d_%zu meta l4proto %s th dport { ",
-				fam == 4 ? "" : "6", fam, i,
-				e->protocol == IPPROTO_UDP ? "udp" : "tcp");
-			for (size_t j = 0; j < e->n_ports; j++)
-				fprintf(f, "%s%u", j ? ", " : "", e->ports[j]);
-			fprintf(f, " } accept\n");
+		egress_tool_addrs(k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
+		fprintf(f,
+			"    ip saddr %s ip daddr . meta l4proto . th dport @allow4_t%zu accept\n"
+			"    ip6 saddr %s ip6 daddr . meta l4proto . th dport @allow6_t%zu accept\n",
+			src4, t, src6, t);
+		for (size_t i = 0; i < count; i++) {
+			const struct policy_egress_rule *e = policy_egress(p, i);
+
+			if (!e->host || !(mine & (1ULL << i)))
+				continue;
+			for (int fam = 4; fam <= 6; fam += 2) {
+				fprintf(f, "    ip%s saddr %s ip%s daddr @dns%d_%zu meta l4proto %s "
+					   "th dport { ",
+					fam == 4 ? "" : "6", fam == 4 ? src4 : src6,
+					fam == 4 ? "" : "6", fam, i,
+					e->protocol == IPPROTO_UDP ? "udp" : "tcp");
+				for (size_t j = 0; j < e->n_ports; j++)
+					fprintf(f, "%s%u", j ? ", " : "", e->ports[j]);
+				fprintf(f, " } accept\n");
+			}
 		}
 	}
 	fprintf(f,
@@ -333,18 +366,20 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 
 struct attach_args {
 	const struct egress_link *l;
+	unsigned k;
+	size_t tools; /* tools with a source address of their own */
 	int sandbox_nsfd;
 };
 
 static int attach_gate_side(void *data)
 {
 	struct attach_args *a = data;
-	char cidr[64];
+	char cidr[96];
 	int r;
 
 	if ((r = link_veth_create(a->l->gate_if, "eth0", a->sandbox_nsfd)) < 0)
 		return r;
-	snprintf(cidr, sizeof(cidr), "%s/30", a->l->gate4);
+	snprintf(cidr, sizeof(cidr), "%s/26", a->l->gate4);
 	if ((r = link_add_address(a->l->gate_if, cidr)) < 0)
 		return r;
 	snprintf(cidr, sizeof(cidr), "%s/64", a->l->gate6);
@@ -356,12 +391,23 @@ static int attach_gate_side(void *data)
 static int attach_sandbox_side(void *data)
 {
 	struct attach_args *a = data;
-	char cidr[64];
+	char cidr[96];
 	int r;
 
-	snprintf(cidr, sizeof(cidr), "%s/30", a->l->sandbox4);
+	snprintf(cidr, sizeof(cidr), "%s/26", a->l->sandbox4);
 	if ((r = link_add_address("eth0", cidr)) < 0)
 		return r;
+	for (size_t t = 0; t < a->tools; t++) {
+		char src4[32], src6[64];
+
+		egress_tool_addrs(a->k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
+		snprintf(cidr, sizeof(cidr), "%s/26", src4);
+		if ((r = link_add_address("eth0", cidr)) < 0)
+			return r;
+		snprintf(cidr, sizeof(cidr), "%s/64", src6);
+		if ((r = link_add_address("eth0", cidr)) < 0)
+			return r;
+	}
 	snprintf(cidr, sizeof(cidr), "%s/64", a->l->sandbox6);
 	if ((r = link_add_address("eth0", cidr)) < 0 || (r = link_up("eth0")) < 0 ||
 	    (r = link_add_default_route("eth0", a->l->gate4)) < 0 ||
@@ -374,7 +420,7 @@ int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t 
 		  const struct policy *p)
 {
 	struct egress_link l;
-	struct attach_args a = { .l = &l, .sandbox_nsfd = -1 };
+	struct attach_args a = { .l = &l, .k = k, .sandbox_nsfd = -1 };
 	_cleanup_free_ char *rules = NULL;
 	char path[64], err[512];
 	int gate, r;
@@ -382,6 +428,8 @@ int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t 
 	if (k == 0 || k > EGRESS_LINKS_MAX)
 		return -EINVAL;
 	egress_link_of(k, &l);
+	a.tools = policy_tool_count(p) < EGRESS_HOOK_TOOLS_MAX ? policy_tool_count(p)
+							      : EGRESS_HOOK_TOOLS_MAX;
 	gate = gate_up(cfg);
 	if (gate < 0)
 		return gate;
@@ -451,6 +499,24 @@ int egress_detach(const struct config *cfg, const char *name, unsigned k)
 	free(text);
 	close(gate);
 	return r;
+}
+
+static int link_exists(void *data)
+{
+	return if_nametoindex(data) > 0;
+}
+
+int egress_link_busy(unsigned k)
+{
+	struct egress_link l;
+	int gate = netns_open(EGRESS_GATE_NETNS), r;
+
+	if (gate < 0)
+		return 0;
+	egress_link_of(k, &l);
+	r = netns_run(gate, link_exists, l.gate_if);
+	close(gate);
+	return r > 0;
 }
 
 static int count_links(void *data)

@@ -9,6 +9,7 @@
 #ifndef FB_EGRESS_H
 #define FB_EGRESS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -17,8 +18,12 @@ struct policy;
 
 #define EGRESS_GATE_NETNS "firebreak-gate"
 #define EGRESS_TABLE "firebreak_gate"
-/* Sandbox links: a /30 each out of 10.199.0.0/16, index 1..EGRESS_LINKS_MAX. */
-#define EGRESS_LINKS_MAX 16383
+/*
+ * Sandbox links: a /26 each out of 10.199.0.0/16, index 1..EGRESS_LINKS_MAX: the gate .1, the
+ * sandbox .2, and tool t's own source address .3+t (the kernel hooks bind each tool's sockets to
+ * it, so the gate can hold each tool to its own rules). IPv6 alike in fd66:6272:fb:<k>::/64.
+ */
+#define EGRESS_LINKS_MAX 1023
 #define EGRESS_OUTSIDE_GATE "10.198.255.253"
 #define EGRESS_OUTSIDE_PEER "10.198.255.254"
 #define EGRESS_OUTSIDE_IF "fb-gate-in"
@@ -35,6 +40,9 @@ struct egress_link {
 
 void egress_link_of(unsigned k, struct egress_link *ret);
 
+/* Tool t's source addresses on link k ("10.199.x.y", "fd66:6272:fb:k::1tt"). */
+void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *ret6, size_t size6);
+
 /*
  * Connects sandbox name (the netns of init_pid) to the gate as link k and opens its policy's
  * allowlist there, bringing the gate up first if it is down. 0 or -errno (printed).
@@ -44,6 +52,9 @@ int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t 
 
 /* Removes link k and sandbox name's rules from the gate; quiet about parts already gone. */
 int egress_detach(const struct config *cfg, const char *name, unsigned k);
+
+/* Whether link k exists in the gate already (another runtime dir's sandbox may hold it). */
+int egress_link_busy(unsigned k);
 
 /* Takes the gate down (its outside link, its netns) if no sandbox link is left in it. */
 void egress_gate_down_if_idle(const struct config *cfg);

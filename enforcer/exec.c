@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "egress-hook-user.h"
 #include "gate.h"
 #include "policy-limits.h"
 #include "log.h"
@@ -244,7 +245,8 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	struct gate_decision d;
 	struct policy *policy = NULL;
 	struct report *rp = NULL;
-	char path[PATH_MAX], rel[160];
+	char path[PATH_MAX], rel[160], sbrel[128], cgdir[PATH_MAX];
+	int registered = 0;
 	struct gate_env *env = NULL;
 	int64_t step = req->step, t0, timeout_ns;
 	int pid_ns = -1, pidfd = -1, sfd = -1, why = 0, status = 0, timed_out = 0, exec_err = 0, leftover, made_cgroup = 0, r;
@@ -315,6 +317,15 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	}
 	made_cgroup = 1;
 	cgroup_id(rel, &cgid);
+	/* The kernel's egress hooks learn which tool this step is before anything of it runs. */
+	snprintf(sbrel, sizeof(sbrel), CGROUP_ROOT_NAME "/%s", req->name);
+	if ((r = cgroup_v2_dir(sbrel, cgdir, sizeof(cgdir))) < 0 ||
+	    (r = egress_hook_step(cgdir, cgid, policy_tool_index(policy, req->tool))) < 0) {
+		log_errno(r, "firebreak exec: register step %lld with the egress hooks",
+			  (long long)step);
+		goto out;
+	}
+	registered = 1;
 	if ((run.nprocs = cgroup_open_join(rel, &run.cgroup_dirfd, run.procs_fds,
 					   ARRAY_SIZE(run.procs_fds))) < 0 ||
 	    (r = open_namespaces(&st, &run, &pid_ns)) < 0 || pipe2(run.err_pipe, O_CLOEXEC) < 0) {
@@ -411,6 +422,8 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	close_run(&run, pid_ns);
+	if (registered)
+		egress_hook_step(cgdir, cgid, -1);
 	if (made_cgroup)
 		cgroup_remove(rel, 1000);
 	gate_env_free(env);

@@ -223,7 +223,8 @@ static int mark_link(const char *name, void *data)
 	return 0;
 }
 
-int state_alloc_link(const struct config *cfg, unsigned max, unsigned *ret, int *ret_lock)
+int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
+		     unsigned *ret, int *ret_lock)
 {
 	char path[PATH_MAX + 32];
 	struct link_scan ls = { cfg, NULL, max };
@@ -247,7 +248,7 @@ int state_alloc_link(const struct config *cfg, unsigned max, unsigned *ret, int 
 	state_each(cfg, mark_link, &ls);
 	r = -ENOSPC;
 	for (unsigned k = 1; k <= max; k++) {
-		if (!ls.used[k]) {
+		if (!ls.used[k] && !(busy && busy(k))) {
 			*ret = k;
 			r = 0;
 			break;

@@ -61,9 +61,11 @@ int state_next_step(const struct config *cfg, const char *name, int64_t *ret);
 
 /*
  * Takes the sandboxes' lock (held while a link index is chosen and used) and returns the lowest
- * link index no sandbox holds; *ret_lock is the lock's fd, closed to release it. 0 or -errno.
+ * link index no sandbox here holds and busy(k) does not call taken (a sandbox of another runtime
+ * dir, in the host-wide gate); *ret_lock is the lock's fd, closed to release it. 0 or -errno.
  */
-int state_alloc_link(const struct config *cfg, unsigned max, unsigned *ret, int *ret_lock);
+int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
+		     unsigned *ret, int *ret_lock);
 
 /* Removes the sandbox's state dir and what is in it; 0, -ENOENT, or -errno. */
 int state_remove(const struct config *cfg, const char *name);

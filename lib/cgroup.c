@@ -531,6 +531,16 @@ int cgroup_remove(const char *rel, int timeout_ms)
 	return err ? err : found ? 0 : -ENOENT;
 }
 
+int cgroup_v2_dir(const char *rel, char *buf, size_t size)
+{
+	int r = cgroup_layout(NULL), n;
+
+	if (r < 0)
+		return r;
+	n = snprintf(buf, size, "%s/%s", cg.h[0].mount, rel);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int cgroup_id(const char *rel, uint64_t *ret)
 {
 	char dir[512];

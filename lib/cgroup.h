@@ -81,6 +81,9 @@ int cgroup_remove(const char *rel, int timeout_ms);
  * For the shared parent "firebreak", which goes with the last sandbox. */
 void cgroup_prune(const char *rel);
 
+/* Writes the v2 directory of rel into buf; 0 or -errno. */
+int cgroup_v2_dir(const char *rel, char *buf, size_t size);
+
 /* The v2 cgroup id of rel (what BPF's bpf_get_current_cgroup_id returns). */
 int cgroup_id(const char *rel, uint64_t *ret);
 

@@ -58,6 +58,7 @@ struct policy_tool {
 	size_t n_unsafe_allow;
 	struct policy_command *commands;
 	size_t n_commands;
+	uint64_t egress_rules;	/* bit i: egress rule i (policy_egress) is this tool's to reach */
 };
 
 struct policy_test_internal {

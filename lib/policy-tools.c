@@ -236,7 +236,7 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 		      struct policy_tool *t)
 {
 	static const char *const known[] = { "call_timeout", "env_allow", "env",	  "wrappers",
-					     "unsafe_allow", "commands",  "description" };
+					     "unsafe_allow", "commands",  "description", "egress" };
 	char path[JSON_POS_PATH_MAX + 1], vpath[JSON_POS_PATH_MAX + 1];
 	char epath[JSON_POS_PATH_MAX + 1];
 	_cleanup_free_ char *description = NULL;
@@ -310,6 +310,31 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 				     t->unsafe_allow[i])) < 0)
 			return r;
 
+	/* The part of the task's allowlist this tool may reach (none unless named). */
+	{
+		char **egress = NULL;
+		size_t n_egress = 0, j;
+
+		r = policy_get_strings(ctx, obj, path, "egress", POLICY_EGRESS_MAX, NULL, NULL,
+				       &egress, &n_egress);
+		policy_path(vpath, path, "egress");
+		for (i = 0; r == 0 && i < n_egress; i++) {
+			for (j = 0; j < p->n_egress; j++)
+				if (strcmp(p->egress[j].name, egress[i]) == 0)
+					break;
+			policy_path_index(epath, vpath, i);
+			if (j == p->n_egress)
+				r = policy_fail(ctx, epath, 0,
+						"\"%s\" is not a rule of the policy's \"egress\"",
+						egress[i]);
+			else
+				t->egress_rules |= 1ULL << j;
+		}
+		policy_strv_free(egress);
+		if (r < 0)
+			return r;
+	}
+
 	policy_path(vpath, path, "commands");
 	cmds = json_object_get(obj, "commands");
 	if (!cmds)
@@ -352,4 +377,27 @@ int policy_parse_tools(struct policy_parse *ctx, json_t *obj)
 			return r;
 	}
 	return 0;
+}
+
+size_t policy_tool_count(const struct policy *p)
+{
+	return p->n_tools;
+}
+
+const char *policy_tool_name(const struct policy *p, size_t i)
+{
+	return i < p->n_tools ? p->tools[i].name : NULL;
+}
+
+int policy_tool_index(const struct policy *p, const char *tool)
+{
+	for (size_t i = 0; i < p->n_tools; i++)
+		if (strcmp(p->tools[i].name, tool) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+uint64_t policy_tool_egress(const struct policy *p, size_t i)
+{
+	return i < p->n_tools ? p->tools[i].egress_rules : 0;
 }

