@@ -10,11 +10,14 @@
 #include "sandbox.h"
 
 static const char create_usage[] =
-	"Usage: firebreak create NAME --policy FILE [--unwatched]\n"
+	"Usage: firebreak create NAME --policy FILE [--unwatched] [--uplink IFACE]\n"
 	"Builds sandbox NAME: cgroup firebreak/NAME with the policy's caps, held by an init in new\n"
 	"mount, pid, net, ipc, uts and cgroup namespaces, and registers it with the monitor.\n"
 	"  --policy FILE   the policy (see docs/policy.md); it is copied, later edits change nothing\n"
-	"  --unwatched     create it even with no monitor running (only to test the enforcer)\n";
+	"  --unwatched     create it even with no monitor running (only to test the enforcer)\n"
+	"  --uplink IFACE  when this create brings the egress gate up, connect it to the host\n"
+	"                  through IFACE with NAT (allowlisted destinations only); without it\n"
+	"                  (and without gate_uplink in the config) sandboxes are fully offline\n";
 
 static const char exec_usage[] =
 	"Usage: firebreak exec NAME --tool TOOL [--step N] [--call-id ID] -- PROG [ARGS...]\n"
@@ -45,10 +48,11 @@ static int only_help(int argc, char **argv, const char *usage_text)
 
 int cli_create(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_POLICY = 256, OPT_UNWATCHED };
+	enum { OPT_POLICY = 256, OPT_UNWATCHED, OPT_UPLINK };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "unwatched", no_argument, NULL, OPT_UNWATCHED },
+		{ "uplink", required_argument, NULL, OPT_UPLINK },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -56,12 +60,20 @@ int cli_create(struct cli *cli, int argc, char **argv)
 	int unwatched = 0, c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == OPT_POLICY)
+		if (c == OPT_POLICY) {
 			policy = optarg;
-		else if (c == OPT_UNWATCHED)
+		} else if (c == OPT_UNWATCHED) {
 			unwatched = 1;
-		else
+		} else if (c == OPT_UPLINK) {
+			char err[160];
+
+			if (config_set(&cli->cfg, "gate_uplink", optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "firebreak create: --uplink: %s\n", err);
+				return EXIT_USAGE;
+			}
+		} else {
 			return cli_usage(c == 'h' ? stdout : stderr, create_usage);
+		}
 	}
 	if (optind + 1 != argc || !policy)
 		return cli_usage(stderr, create_usage);

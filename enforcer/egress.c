@@ -152,6 +152,71 @@ static int outside_setup(void *data)
 	return 0;
 }
 
+/*
+ * The uplink (gate_uplink = IFACE): the gate's outside link ends in the host's own namespace,
+ * which forwards what comes from it out of IFACE only, masqueraded, and answers it nothing
+ * itself. The gate has already reduced that traffic to the sandboxes' allowlists. The host's
+ * forwarding switch is turned on if it was off, and back off when the gate goes.
+ */
+#define UPLINK_TABLE "firebreak_uplink"
+#define UPLINK_FORWARD_MARK "uplink-forwarding-was-off"
+
+static int uplink_setup(const struct config *cfg, int host_nsfd)
+{
+	char rules[1024], err[512], mark[PATH_MAX + 64], was[4] = "";
+	int fd, r;
+
+	snprintf(rules, sizeof(rules),
+		 "table inet " UPLINK_TABLE " {\n"
+		 "  chain forward { type filter hook forward priority filter; policy accept;\n"
+		 "    iifname \"" EGRESS_OUTSIDE_PEER_IF "\" oifname != \"%s\" drop\n"
+		 "    oifname \"" EGRESS_OUTSIDE_PEER_IF "\" ct state established,related accept\n"
+		 "    oifname \"" EGRESS_OUTSIDE_PEER_IF "\" drop\n"
+		 "  }\n"
+		 "  chain input { type filter hook input priority filter; policy accept;\n"
+		 "    iifname \"" EGRESS_OUTSIDE_PEER_IF "\" ct state established,related accept\n"
+		 "    iifname \"" EGRESS_OUTSIDE_PEER_IF "\" drop\n"
+		 "  }\n"
+		 "  chain postrouting { type nat hook postrouting priority srcnat; policy accept;\n"
+		 "    iifname \"" EGRESS_OUTSIDE_PEER_IF "\" oifname \"%s\" masquerade\n"
+		 "  }\n"
+		 "}\n",
+		 cfg->gate_uplink, cfg->gate_uplink);
+	if ((r = nft_apply(host_nsfd, rules, err, sizeof(err))) < 0)
+		return log_error("firebreak: the uplink's rules: %s", err), r;
+	fd = open("/proc/sys/net/ipv4/ip_forward", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!read(fd, was, sizeof(was) - 1);
+		close(fd);
+	}
+	if (was[0] == '0') {
+		snprintf(mark, sizeof(mark), "%s/" UPLINK_FORWARD_MARK, cfg->runtime_dir);
+		fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			close(fd);
+		if ((r = link_sysctl("net/ipv4/ip_forward", "1")) < 0)
+			return log_errno(r, "firebreak: turn on forwarding for the uplink");
+	}
+	return 0;
+}
+
+/* Undoes uplink_setup, if there is anything to undo (in the current, the host's, namespace). */
+static void uplink_teardown(const struct config *cfg)
+{
+	char err[512], mark[PATH_MAX + 64];
+	int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (host < 0)
+		return;
+	nft_apply(host, "delete table inet " UPLINK_TABLE "\n", err, sizeof(err));
+	close(host);
+	snprintf(mark, sizeof(mark), "%s/" UPLINK_FORWARD_MARK, cfg->runtime_dir);
+	if (unlink(mark) == 0)
+		link_sysctl("net/ipv4/ip_forward", "0");
+}
+
+static int delete_link(void *data);
+
 /* Brings the gate up if it is not; returns an fd of its netns, or -errno. */
 static int gate_up(const struct config *cfg)
 {
@@ -166,7 +231,14 @@ static int gate_up(const struct config *cfg)
 	nsfd = netns_open(EGRESS_GATE_NETNS);
 	if (nsfd < 0)
 		return nsfd;
-	if (cfg->gate_outside_netns[0]) {
+	if (cfg->gate_uplink[0]) {
+		/* The outside link ends here, in the host's namespace. */
+		a.outside_nsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (a.outside_nsfd < 0) {
+			r = -errno;
+			goto fail;
+		}
+	} else if (cfg->gate_outside_netns[0]) {
 		a.outside_nsfd = netns_open(cfg->gate_outside_netns);
 		if (a.outside_nsfd < 0) {
 			r = log_errno(a.outside_nsfd, "firebreak: gate_outside_netns %s",
@@ -179,9 +251,12 @@ static int gate_up(const struct config *cfg)
 		goto fail;
 	}
 	if (a.outside_nsfd >= 0 && (r = netns_run(a.outside_nsfd, outside_setup, NULL)) < 0) {
-		log_errno(r, "firebreak: the gate's outside link in %s", cfg->gate_outside_netns);
+		log_errno(r, "firebreak: the gate's outside link in %s",
+			  cfg->gate_uplink[0] ? "the host" : cfg->gate_outside_netns);
 		goto fail;
 	}
+	if (cfg->gate_uplink[0] && (r = uplink_setup(cfg, a.outside_nsfd)) < 0)
+		goto fail;
 	if ((r = nft_apply(nsfd, base_ruleset, a.err, sizeof(a.err))) < 0) {
 		log_error("firebreak: the gate's ruleset: %s", a.err);
 		goto fail;
@@ -192,6 +267,9 @@ static int gate_up(const struct config *cfg)
 fail:
 	if (a.outside_nsfd >= 0)
 		close(a.outside_nsfd);
+	if (cfg->gate_uplink[0])
+		uplink_teardown(cfg);
+	netns_run(nsfd, delete_link, (void *)EGRESS_OUTSIDE_IF);
 	close(nsfd);
 	netns_delete(EGRESS_GATE_NETNS);
 	return r;
@@ -545,6 +623,8 @@ void egress_gate_down_if_idle(const struct config *cfg)
 	if (n == 0)
 		netns_run(gate, delete_link, (void *)EGRESS_OUTSIDE_IF);
 	close(gate);
-	if (n == 0)
+	if (n == 0) {
 		netns_delete(EGRESS_GATE_NETNS);
+		uplink_teardown(cfg);
+	}
 }

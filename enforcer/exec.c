@@ -319,13 +319,14 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	cgroup_id(rel, &cgid);
 	/* The kernel's egress hooks learn which tool this step is before anything of it runs. */
 	snprintf(sbrel, sizeof(sbrel), CGROUP_ROOT_NAME "/%s", req->name);
-	if ((r = cgroup_v2_dir(sbrel, cgdir, sizeof(cgdir))) < 0 ||
-	    (r = egress_hook_step(cgdir, cgid, policy_tool_index(policy, req->tool))) < 0) {
+	if (st.link > 0 &&
+	    ((r = cgroup_v2_dir(sbrel, cgdir, sizeof(cgdir))) < 0 ||
+	     (r = egress_hook_step(cgdir, cgid, policy_tool_index(policy, req->tool))) < 0)) {
 		log_errno(r, "firebreak exec: register step %lld with the egress hooks",
 			  (long long)step);
 		goto out;
 	}
-	registered = 1;
+	registered = st.link > 0;
 	if ((run.nprocs = cgroup_open_join(rel, &run.cgroup_dirfd, run.procs_fds,
 					   ARRAY_SIZE(run.procs_fds))) < 0 ||
 	    (r = open_namespaces(&st, &run, &pid_ns)) < 0 || pipe2(run.err_pipe, O_CLOEXEC) < 0) {

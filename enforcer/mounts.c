@@ -150,6 +150,18 @@ static int make_resolv_conf(const char *root, char *err, size_t errlen)
 		return fail(-errno, err, errlen, "resolv.conf tmpfs");
 	if ((r = make_file(file)) < 0)
 		return fail(r, err, errlen, "create resolv.conf");
+	{
+		static const char none[] = "# firebreak: no network unless the policy allows some\n";
+		int fd = open(file, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, none, sizeof(none) - 1) != (ssize_t)(sizeof(none) - 1)) {
+			r = -errno;
+			if (fd >= 0)
+				close(fd);
+			return fail(r, err, errlen, "write resolv.conf");
+		}
+		close(fd);
+	}
 	if (mount(file, dst, NULL, MS_BIND, NULL) < 0)
 		return fail(-errno, err, errlen, "bind resolv.conf");
 	/* The bind keeps the file; its tmpfs need not stay mounted anywhere else. */

@@ -139,6 +139,17 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		}
 		return 0;
 	}
+	if (strcmp(key, "gate_uplink") == 0) {
+		size_t n = strlen(value);
+
+		if (n == 0 || n >= sizeof(cfg->gate_uplink) || strchr(value, '/') ||
+		    strchr(value, '"') || strchr(value, ' ')) {
+			snprintf(err, errlen, "must be a network interface name");
+			return -EINVAL;
+		}
+		strcpy(cfg->gate_uplink, value);
+		return 0;
+	}
 	if (strcmp(key, "gate_nflog_group") == 0) {
 		r = set_uint(&v, value, 1, 65535, err, errlen);
 		if (r == 0)
