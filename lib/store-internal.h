@@ -11,6 +11,7 @@ enum store_stmt {
 	STMT_COMMIT,
 	STMT_ROLLBACK,
 	STMT_EVENT_INSERT,
+	STMT_EVENT_INSERT_MANY, /* STORE_INSERT_ROWS rows in one statement */
 	STMT_STEP_START,
 	STMT_STEP_END,
 	STMT_STEP_GET,
@@ -42,6 +43,9 @@ int store_span_note(struct store *s, int64_t sandbox_id, int64_t step, int64_t i
 
 /* Writes the noted spans into step_spans and forgets them; 0 or -errno. */
 int store_span_flush(struct store *s);
+
+/* Rows per multi-row event insert: one statement step per this many events, not per event. */
+#define STORE_INSERT_ROWS 16
 
 /* Translates an SQLite result code into -errno and logs SQLite's message once, with what. */
 int store_error(struct store *s, int rc, const char *what);

@@ -4,6 +4,50 @@
 #include "log.h"
 #include "macro.h"
 
+/* Binds ev to the 11 parameters from base + 1 on. */
+static void bind_event(sqlite3_stmt *st, int base, const struct event *ev)
+{
+	if (ev->sandbox_id > 0)
+		sqlite3_bind_int64(st, base + 2, ev->sandbox_id);
+	else
+		sqlite3_bind_null(st, base + 2);
+	sqlite3_bind_int64(st, base + 1, ev->ts);
+	if (ev->step != EVENT_STEP_NONE)
+		sqlite3_bind_int64(st, base + 3, ev->step);
+	else
+		sqlite3_bind_null(st, base + 3);
+	sqlite3_bind_text(st, base + 4, ev->tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, base + 5, event_source_to_string(ev->source), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, base + 6, ev->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, base + 7, ev->pid);
+	sqlite3_bind_int(st, base + 8, ev->ppid);
+	if (ev->uid != EVENT_UID_NONE)
+		sqlite3_bind_int64(st, base + 9, ev->uid);
+	else
+		sqlite3_bind_null(st, base + 9);
+	sqlite3_bind_text(st, base + 10, ev->comm, -1, SQLITE_STATIC);
+	if (ev->fields)
+		sqlite3_bind_text(st, base + 11, ev->fields, (int)ev->fields_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, base + 11);
+}
+
+/* Rows inserted by one statement get consecutive ids ending at the last insert rowid (the store
+ * has one writer), which the step spans need. */
+static int after_insert(struct store *s, struct event *const *evs, size_t n)
+{
+	int64_t last = sqlite3_last_insert_rowid(s->db);
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		evs[i]->id = last - (int64_t)(n - 1 - i);
+		if (evs[i]->step != EVENT_STEP_NONE && evs[i]->sandbox_id > 0 &&
+		    (r = store_span_note(s, evs[i]->sandbox_id, evs[i]->step, evs[i]->id)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int store_event_insert(struct store *s, struct event *ev)
 {
 	sqlite3_stmt *st = store_stmt(s, STMT_EVENT_INSERT);
@@ -11,37 +55,38 @@ int store_event_insert(struct store *s, struct event *ev)
 
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, ev->ts);
-	if (ev->sandbox_id > 0)
-		sqlite3_bind_int64(st, 2, ev->sandbox_id);
-	else
-		sqlite3_bind_null(st, 2);
-	if (ev->step != EVENT_STEP_NONE)
-		sqlite3_bind_int64(st, 3, ev->step);
-	else
-		sqlite3_bind_null(st, 3);
-	sqlite3_bind_text(st, 4, ev->tool, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, event_source_to_string(ev->source), -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, ev->kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 7, ev->pid);
-	sqlite3_bind_int(st, 8, ev->ppid);
-	if (ev->uid != EVENT_UID_NONE)
-		sqlite3_bind_int64(st, 9, ev->uid);
-	else
-		sqlite3_bind_null(st, 9);
-	sqlite3_bind_text(st, 10, ev->comm, -1, SQLITE_STATIC);
-	if (ev->fields)
-		sqlite3_bind_text(st, 11, ev->fields, (int)ev->fields_len, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 11);
-	/* Every parameter is bound above, so no sqlite3_clear_bindings (it showed in profiles). */
+	/* Every parameter is bound, so no sqlite3_clear_bindings (it showed in profiles). */
+	bind_event(st, 0, ev);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_error(s, rc, "insert event");
-	ev->id = sqlite3_last_insert_rowid(s->db);
-	if (ev->step != EVENT_STEP_NONE && ev->sandbox_id > 0)
-		return store_span_note(s, ev->sandbox_id, ev->step, ev->id);
+	return after_insert(s, &ev, 1);
+}
+
+int store_events_insert(struct store *s, struct event *const *evs, size_t n)
+{
+	size_t i = 0;
+	int rc, r;
+
+	/* STORE_INSERT_ROWS at a time: one statement step per group instead of per event. */
+	for (; i + STORE_INSERT_ROWS <= n; i += STORE_INSERT_ROWS) {
+		sqlite3_stmt *st = store_stmt(s, STMT_EVENT_INSERT_MANY);
+
+		if (!st)
+			return -EIO;
+		for (int j = 0; j < STORE_INSERT_ROWS; j++)
+			bind_event(st, 11 * j, evs[i + (size_t)j]);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return store_error(s, rc, "insert events");
+		if ((r = after_insert(s, evs + i, STORE_INSERT_ROWS)) < 0)
+			return r;
+	}
+	for (; i < n; i++)
+		if ((r = store_event_insert(s, evs[i])) < 0)
+			return r;
 	return 0;
 }
 

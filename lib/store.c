@@ -12,6 +12,8 @@
 /* 'FBRK': marks a database as Firebreak's, so a stray SQLite file is refused, not migrated. */
 #define STORE_APPLICATION_ID 0x4642524b
 
+static char insert_many_sql[2048];
+
 static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_BEGIN] = "BEGIN IMMEDIATE",
 	[STMT_COMMIT] = "COMMIT",
@@ -99,6 +101,22 @@ int store_error(struct store *s, int rc, const char *what)
 	return err;
 }
 
+/* "INSERT ... VALUES (?,...), (?,...), ..." for STORE_INSERT_ROWS rows, built once. */
+static const char *insert_many(void)
+{
+	size_t n;
+
+	if (insert_many_sql[0])
+		return insert_many_sql;
+	n = (size_t)snprintf(insert_many_sql, sizeof(insert_many_sql),
+			     "INSERT INTO events (ts, sandbox_id, step, tool, source, kind, pid, ppid, "
+			     "uid, comm, fields) VALUES ");
+	for (int i = 0; i < STORE_INSERT_ROWS; i++)
+		n += (size_t)snprintf(insert_many_sql + n, sizeof(insert_many_sql) - n,
+				      "%s(?,?,?,?,?,?,?,?,?,?,?)", i ? "," : "");
+	return insert_many_sql;
+}
+
 sqlite3_stmt *store_stmt(struct store *s, enum store_stmt id)
 {
 	int rc;
@@ -107,8 +125,8 @@ sqlite3_stmt *store_stmt(struct store *s, enum store_stmt id)
 		sqlite3_reset(s->stmts[id]);
 		return s->stmts[id];
 	}
-	rc = sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id],
-				NULL);
+	rc = sqlite3_prepare_v3(s->db, id == STMT_EVENT_INSERT_MANY ? insert_many() : stmt_sql[id],
+				-1, SQLITE_PREPARE_PERSISTENT, &s->stmts[id], NULL);
 	if (rc != SQLITE_OK) {
 		store_error(s, rc, "prepare");
 		return NULL;

@@ -51,6 +51,10 @@ int store_rollback(struct store *s);
 /* Appends ev (ev->sandbox_id resolved, or 0 for none); sets ev->id. */
 int store_event_insert(struct store *s, struct event *ev);
 
+/* Appends n events in order, several per statement; sets each id. 0 or -errno (then some of
+ * them may be in the open transaction: roll it back). */
+int store_events_insert(struct store *s, struct event *const *evs, size_t n);
+
 enum store_trace_result {
 	STORE_TRACE_NEW,       /* the phase was new: the step row was updated and ev appended */
 	STORE_TRACE_DUPLICATE, /* this phase of this call id was already stored: nothing written */

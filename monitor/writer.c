@@ -103,6 +103,24 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 		abort(); /* cannot even say what happened; a later restart re-adopts */
 	r = store_begin(w->store);
 	for (size_t i = 0; i < n && r == 0; i++) {
+		/* A run of plain events goes in several rows per statement. */
+		size_t run = 0;
+
+		while (i + run < n && ops[i + run].type == WRITER_OP_EVENT && run < 256)
+			run++;
+		if (run >= 2) {
+			struct event *evs[256];
+
+			for (size_t j = 0; j < run; j++)
+				evs[j] = &ops[i + j].ev;
+			r = store_events_insert(w->store, evs, run);
+			for (size_t j = 0; j < run; j++)
+				results[i + j] = r;
+			if (r == 0)
+				events += run;
+			i += run - 1;
+			continue;
+		}
 		results[i] = apply(w, &ops[i]);
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */

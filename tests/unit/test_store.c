@@ -782,6 +782,47 @@ static int apply_line(struct store *s, const char *line, int64_t *ret_id)
 	return r;
 }
 
+static void test_multi_row_insert_numbers_rows_in_order_and_keeps_step_ranges(void **state)
+{
+	struct store *s = open_new("many-rows");
+	struct event evs[37], *ptrs[37];
+	struct collected c = { 0 };
+	struct store_timeline_query q;
+
+	/* 37 = two groups of STORE_INSERT_ROWS (16) and 5 single rows; steps alternate so that the
+	 * step ranges of a multi-row statement must come out right too. */
+	put_sandbox(s, 1, "a");
+	for (int i = 0; i < 37; i++) {
+		make_event(&evs[i], 1, "a", 1000 + i, i % 3, i);
+		ptrs[i] = &evs[i];
+	}
+	assert_int_equal(store_begin(s), 0);
+	assert_int_equal(store_events_insert(s, ptrs, 37), 0);
+	assert_int_equal(store_commit(s), 0);
+	for (int i = 1; i < 37; i++)
+		assert_int_equal(evs[i].id, evs[i - 1].id + 1);
+	q = query(1);
+	timeline(s, &q, &c);
+	assert_int_equal(c.n, 37);
+	for (int i = 0; i < 37; i++) {
+		assert_int_equal(c.v[i].id, evs[i].id);
+		assert_int_equal(c.v[i].pid, evs[i].pid);
+		if (evs[i].fields)
+			assert_string_equal(c.v[i].fields, evs[i].fields);
+		else
+			assert_null(c.v[i].fields);
+	}
+	q.step_lo = q.step_hi = 2;
+	timeline(s, &q, &c);
+	assert_int_equal(c.n, 12); /* i = 2, 5, ..., 35 */
+	for (size_t i = 0; i < c.n; i++)
+		assert_int_equal(c.v[i].step, 2);
+	collected_free(&c);
+	for (int i = 0; i < 37; i++)
+		event_clear(&evs[i]);
+	store_close(s);
+}
+
 static void test_trace_apply_detects_new_duplicate_and_conflict(void **state)
 {
 	struct store *s = open_new("trace");
@@ -1207,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_since_is_inclusive_until_exclusive_and_limit_counts),
 		cmocka_unit_test(test_step_range_returns_exactly_those_steps_sorted_by_ts),
 		cmocka_unit_test(test_step_range_sees_events_of_many_interleaved_steps),
+		cmocka_unit_test(test_multi_row_insert_numbers_rows_in_order_and_keeps_step_ranges),
 		cmocka_unit_test(test_trace_apply_detects_new_duplicate_and_conflict),
 		cmocka_unit_test(test_trace_apply_accepts_end_before_start),
 		cmocka_unit_test(test_trace_apply_merges_annotations_and_sets_coerced),
