@@ -74,20 +74,19 @@ static int write_file(const char *path, const char *text)
 }
 
 /*
- * Connects the sandbox to the egress gate: a link (chosen under the sandboxes' lock, held in
- * *link_lock until the state is saved), the gate's rules, the per-tool kernel hooks on its
+ * Connects the sandbox to the egress gate: a link (chosen under the sandboxes' lock, which the
+ * caller holds until the state is saved), the gate's rules, the per-tool kernel hooks on its
  * cgroup, its resolv.conf and its DNS gate. *attached says whether there is anything to undo.
  */
 static int connect_network(const struct config *cfg, const char *name, const char *rel,
 			   pid_t pid, const struct policy *policy, struct sandbox_state *st,
-			   int *link_lock, int *attached)
+			   int *attached)
 {
 	char cgdir[PATH_MAX], line[128], resolv[64];
 	struct egress_link l;
 	int r;
 
-	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, egress_link_busy, &st->link, link_lock)) <
-	    0)
+	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, egress_link_busy, &st->link)) < 0)
 		return log_errno(r, "firebreak create: choose a link to the gate");
 	*attached = 1; /* from here on, partly maybe: detach cleans what is there */
 	if ((r = egress_attach(cfg, name, st->link, pid, policy)) < 0)
@@ -215,6 +214,23 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		goto out_keep_dir;
 	}
 	state_dir(cfg, name, dir, sizeof(dir));
+	/* Identity and link are chosen under the sandboxes' lock, held until the state is saved. */
+	link_lock = state_lock(cfg);
+	if (link_lock < 0) {
+		r = log_errno(link_lock, "firebreak create: the sandboxes' lock");
+		goto fail;
+	}
+	if (lim.uid == 0) {
+		uid_t uid;
+
+		if ((r = state_alloc_uid(cfg, &uid)) < 0) {
+			log_errno(r, "firebreak create: choose a uid");
+			goto fail;
+		}
+		lim.uid = uid;
+	}
+	if (lim.gid == 0)
+		lim.gid = lim.uid;
 	state_path(cfg, name, "root", root, sizeof(root));
 	state_path(cfg, name, "policy.json", path, sizeof(path));
 	if ((r = copy_file(policy_path, path)) < 0 || mkdir(root, 0700) < 0) {
@@ -268,8 +284,8 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 	}
 	/* A policy with no egress allowlist gets no link at all: loopback only, nothing to judge,
 	 * no gate, hooks or DNS gate to set up (and a create several times faster). */
-	if (policy_egress_count(policy) > 0 && (r = connect_network(cfg, name, rel, pid, policy, &st,
-								    &link_lock, &attached)) < 0)
+	if (policy_egress_count(policy) > 0 &&
+	    (r = connect_network(cfg, name, rel, pid, policy, &st, &attached)) < 0)
 		goto fail;
 
 	strscpy(st.name, sizeof(st.name), name);

@@ -275,9 +275,21 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 		r = -EPERM;
 		goto out;
 	}
-	/* Who the tool runs as comes from that policy, never from the state file alone. */
-	st.uid = lim.uid;
-	st.gid = lim.gid;
+	/* Who the tool runs as: the policy's uid, or the one create chose for this sandbox, which
+	 * must lie in the range create chooses from (never root). */
+	if (lim.uid != 0)
+		st.uid = lim.uid;
+	if (lim.gid != 0)
+		st.gid = lim.gid;
+	else if (lim.uid != 0)
+		st.gid = lim.uid;
+	if (st.uid == 0 || st.gid == 0 ||
+	    (lim.uid == 0 && (st.uid < SANDBOX_UID_BASE || st.uid >= SANDBOX_UID_BASE + SANDBOX_UID_COUNT))) {
+		log_error("firebreak exec: %s has no valid identity to run as (uid %u)", req->name,
+			  (unsigned)st.uid);
+		r = -EPERM;
+		goto out;
+	}
 	st.open_files = lim.open_files;
 	if (step < 0 && (r = state_next_step(cfg, req->name, &step)) < 0) {
 		log_errno(r, "firebreak exec: step counter");

@@ -223,11 +223,9 @@ static int mark_link(const char *name, void *data)
 	return 0;
 }
 
-int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
-		     unsigned *ret, int *ret_lock)
+int state_lock(const struct config *cfg)
 {
 	char path[PATH_MAX + 32];
-	struct link_scan ls = { cfg, NULL, max };
 	int fd, r;
 
 	/* Beside the sandboxes' dir, not in it: that dir goes away with the last sandbox. */
@@ -240,13 +238,19 @@ int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigne
 		close(fd);
 		return r;
 	}
+	return fd;
+}
+
+int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
+		     unsigned *ret)
+{
+	struct link_scan ls = { cfg, NULL, max };
+	int r = -ENOSPC;
+
 	ls.used = calloc(max + 1, 1);
-	if (!ls.used) {
-		close(fd);
+	if (!ls.used)
 		return -ENOMEM;
-	}
 	state_each(cfg, mark_link, &ls);
-	r = -ENOSPC;
 	for (unsigned k = 1; k <= max; k++) {
 		if (!ls.used[k] && !(busy && busy(k))) {
 			*ret = k;
@@ -255,12 +259,58 @@ int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigne
 		}
 	}
 	free(ls.used);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	*ret_lock = fd;
+	return r;
+}
+
+static int mark_uid(const char *name, void *data)
+{
+	struct link_scan *ls = data;
+	struct sandbox_state st;
+
+	if (state_load(ls->cfg, name, &st) == 0 && st.uid >= SANDBOX_UID_BASE &&
+	    st.uid < SANDBOX_UID_BASE + SANDBOX_UID_COUNT)
+		ls->used[st.uid - SANDBOX_UID_BASE] = 1;
 	return 0;
+}
+
+/* Whether any process on the host runs as uid (another runtime dir's sandbox, say). */
+static int uid_running(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	char path[300];
+	struct stat st;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
+		found = stat(path, &st) == 0 && st.st_uid == uid;
+	}
+	closedir(d);
+	return found;
+}
+
+int state_alloc_uid(const struct config *cfg, uid_t *ret)
+{
+	struct link_scan ls = { cfg, calloc(SANDBOX_UID_COUNT, 1), SANDBOX_UID_COUNT };
+	int r = -ENOSPC;
+
+	if (!ls.used)
+		return -ENOMEM;
+	state_each(cfg, mark_uid, &ls);
+	for (unsigned i = 0; i < SANDBOX_UID_COUNT; i++) {
+		if (!ls.used[i] && !uid_running(SANDBOX_UID_BASE + i)) {
+			*ret = SANDBOX_UID_BASE + i;
+			r = 0;
+			break;
+		}
+	}
+	free(ls.used);
+	return r;
 }
 
 int state_path_trusted(const char *path)

@@ -60,12 +60,27 @@ uint64_t state_process_start(pid_t pid);
 int state_next_step(const struct config *cfg, const char *name, int64_t *ret);
 
 /*
- * Takes the sandboxes' lock (held while a link index is chosen and used) and returns the lowest
- * link index no sandbox here holds and busy(k) does not call taken (a sandbox of another runtime
- * dir, in the host-wide gate); *ret_lock is the lock's fd, closed to release it. 0 or -errno.
+ * Takes the sandboxes' lock, held while a create chooses its uid and link and until its state is
+ * saved (so two creates never choose the same); returns its fd (close it to release) or -errno.
+ */
+int state_lock(const struct config *cfg);
+
+/*
+ * The lowest link index no sandbox here holds and busy(k) does not call taken (a sandbox of
+ * another runtime dir, in the host-wide gate). Call it holding the lock. 0 or -errno.
  */
 int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
-		     unsigned *ret, int *ret_lock);
+		     unsigned *ret);
+
+/* Sandboxes whose policy sets no uid get one of their own from here on (and the same gid). */
+#define SANDBOX_UID_BASE 420000
+#define SANDBOX_UID_COUNT 65536
+
+/*
+ * The lowest uid in [SANDBOX_UID_BASE, +SANDBOX_UID_COUNT) no sandbox of this runtime dir holds
+ * and no process on the host runs as. Call it holding the sandboxes' lock. 0 or -errno.
+ */
+int state_alloc_uid(const struct config *cfg, uid_t *ret);
 
 /* Removes the sandbox's state dir and what is in it; 0, -ENOENT, or -errno. */
 int state_remove(const struct config *cfg, const char *name);

@@ -5,8 +5,9 @@
 #include "policy-internal.h"
 #include "timeutil.h"
 
-#define DEFAULT_UID 65534
-#define DEFAULT_GID 65534
+/* 0: not set; the enforcer gives each sandbox an identity of its own (enforcer/state.h). */
+#define DEFAULT_UID 0
+#define DEFAULT_GID 0
 #define DEFAULT_MEMORY (512ULL << 20)
 #define DEFAULT_PIDS 256
 #define DEFAULT_CPU 1.0

@@ -36,7 +36,7 @@
  * and valid while it lives.
  */
 struct policy_sandbox {
-	uint32_t uid, gid;		/* never 0 */
+	uint32_t uid, gid;		/* 0: not set, the enforcer allocates one per sandbox */
 	uint64_t memory_bytes;		/* memory.max */
 	int swap;			/* 0: memory.swap.max = 0 */
 	uint32_t pids;			/* pids.max */

@@ -51,13 +51,18 @@ static int fixture_up(void **state)
 		return -1;
 	exe[n] = '\0';
 	*strrchr(exe, '/') = '\0';
-	/* Next to the binary (under build/), not in /tmp: a policy may not pin programs there. */
+	/* Not in /tmp, /var/tmp or the like: a policy may not pin programs where the sandbox can
+	 * write. /run (root's) when we can, else next to the binary; the checkout itself may well
+	 * lie under /tmp (CI clones anywhere). */
 	if (strlen(exe) + 32 > sizeof(root))
 		return -1;
-	strcpy(root, exe);
-	strcat(root, "/gate-fixture-XXXXXX");
-	if (!mkdtemp(root))
-		return -1;
+	strcpy(root, "/run/firebreak-gate-fixture-XXXXXX");
+	if (!mkdtemp(root)) {
+		strcpy(root, exe);
+		strcat(root, "/gate-fixture-XXXXXX");
+		if (!mkdtemp(root))
+			return -1;
+	}
 	snprintf(path, sizeof(path), "%s/bin", root);
 	if (mkdir(path, 0755) < 0)
 		return -1;
