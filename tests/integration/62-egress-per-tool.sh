@@ -22,6 +22,12 @@ reach() {
 }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2"; }
 
+# By name: the DNS gate answers any tool (resolving is not reaching), the connect is refused.
+out=$(reach run_tests tcp registry.test 80)
+[ "$(field "$out" addr)" = "198.51.100.7" ] && [ "$(field "$out" errno)" = "1" ] \
+	|| fail "run_tests to registry.test by name: $out"
+ok "run_tests resolves registry.test but its connect is refused with EPERM"
+
 # Refusals in the kernel: immediate EPERM, nothing in the world.
 bash "$WORLDSH" capture-start "$WORLD" refused || fail "capture-start"
 sleep 0.3
