@@ -33,7 +33,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 LIB_SRC     := $(wildcard lib/*.c)
-MONITOR_SRC := $(wildcard monitor/*.c)
+MONITOR_SRC := $(wildcard monitor/*.c) $(filter-out %.bpf.c,$(wildcard collectors/*.c))
 CLI_SRC     := $(wildcard cli/*.c)
 ENFORCER_SRC := $(filter-out %.bpf.c,$(wildcard enforcer/*.c))
 BPF_SRC     := $(wildcard enforcer/*.bpf.c collectors/*.bpf.c)
@@ -120,6 +120,7 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 		$(BUILD)/link.log >&2; exit $$status
 
 $(CLI_OBJ): CFLAGS += -Ienforcer
+$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors
 $(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3 -I$(BUILD)/enforcer
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
@@ -129,7 +130,7 @@ MONITOR_PARTS := $(filter-out $(BUILD)/monitor/main.o,$(MONITOR_OBJ))
 $(BUILD)/tests/%: tests/unit/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Imonitor $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -Imonitor -Icollectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/bench/%: bench/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)

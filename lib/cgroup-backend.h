@@ -2,6 +2,7 @@
 #ifndef FB_CGROUP_BACKEND_H
 #define FB_CGROUP_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct cgroup_backend {
@@ -22,6 +23,15 @@ int cgroup_write(const char *dir, const char *file, const char *value);
 
 /* Reads dir/file as one unsigned number ("max" reads as UINT64_MAX); 0 or -errno. */
 int cgroup_read_u64(const char *dir, const char *file, uint64_t *ret);
+
+/* Resources, as lib/cgroup.c probes where each lives. */
+enum cgroup_resource { CGROUP_RES_MEMORY, CGROUP_RES_PIDS, CGROUP_RES_CPU, CGROUP_RES_IO, _CGROUP_RES_MAX };
+
+/*
+ * The directory of rel in the hierarchy holding resource (v2 for CGROUP_RES_MAX), and whether
+ * that hierarchy is v2. Returns 1 (v2), 0 (v1), or -errno (-ENODEV: no such controller).
+ */
+int cgroup_resource_dir(enum cgroup_resource res, const char *rel, char *buf, size_t size);
 
 /* Calls fn(major, minor) for each whole block device worth throttling (not loop, ram, zram). */
 int cgroup_each_disk(int (*fn)(unsigned major, unsigned minor, void *data), void *data);

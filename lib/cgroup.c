@@ -20,6 +20,7 @@
 
 #define FB_CGROUP_NAME_MAX 80
 
+/* The same order as enum cgroup_resource (cgroup-backend.h). */
 enum resource { RES_MEMORY, RES_PIDS, RES_CPU, RES_IO, _RES_MAX };
 
 struct hierarchy {
@@ -529,6 +530,21 @@ int cgroup_remove(const char *rel, int timeout_ms)
 			err = log_errno(r, "cgroup: remove %s", dir);
 	}
 	return err ? err : found ? 0 : -ENOENT;
+}
+
+int cgroup_resource_dir(enum cgroup_resource res, const char *rel, char *buf, size_t size)
+{
+	int r = cgroup_layout(NULL), h, n;
+
+	if (r < 0)
+		return r;
+	h = res == _CGROUP_RES_MAX ? 0 : cg.res[res];
+	if (h < 0)
+		return -ENODEV;
+	n = snprintf(buf, size, "%s/%s", cg.h[h].mount, rel);
+	if (n < 0 || (size_t)n >= size)
+		return -ENAMETOOLONG;
+	return cg.h[h].v2;
 }
 
 int cgroup_v2_dir(const char *rel, char *buf, size_t size)

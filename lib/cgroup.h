@@ -93,6 +93,44 @@ int cgroup_memory_peak(const char *rel, uint64_t *ret);
 /* Calls cb once with the name of each child cgroup of rel in any hierarchy. */
 int cgroup_list_children(const char *rel, int (*cb)(const char *name, void *data), void *data);
 
+/*
+ * What a cgroup used, from whichever hierarchy holds each controller (lib/cgroup-stats.c). A
+ * field the host cannot tell stays 0 and its bit in `have` stays clear.
+ */
+enum {
+	CGROUP_HAVE_CPU = 1 << 0,
+	CGROUP_HAVE_THROTTLE = 1 << 1,
+	CGROUP_HAVE_MEMORY = 1 << 2,
+	CGROUP_HAVE_PIDS = 1 << 3,
+	CGROUP_HAVE_IO = 1 << 4,
+	CGROUP_HAVE_PSI = 1 << 5,
+};
+
+struct cgroup_stats {
+	unsigned have;
+	uint64_t cpu_usage_us;
+	uint64_t cpu_nr_throttled;
+	uint64_t cpu_throttled_us;
+	uint64_t memory_current;
+	uint64_t memory_peak;
+	uint64_t memory_max_hits; /* times the limit was hit */
+	uint64_t memory_oom;
+	uint64_t memory_oom_kill;
+	uint64_t pids_current;
+	uint64_t pids_max_hits;	  /* forks refused at the limit */
+	uint64_t io_read_bytes;
+	uint64_t io_write_bytes;
+	/* Pressure stall, avg10, in hundredths of a percent. */
+	uint64_t psi_cpu_some;
+	uint64_t psi_memory_some;
+	uint64_t psi_memory_full;
+	uint64_t psi_io_some;
+	uint64_t psi_io_full;
+};
+
+/* Reads what rel used; 0, -ENOENT (no such cgroup), or -errno. */
+int cgroup_read_stats(const char *rel, struct cgroup_stats *ret);
+
 /* Whether the v1 freezer or the v2 hierarchy are the kill path: for tests and docs. */
 const char *cgroup_describe(void);
 

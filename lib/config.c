@@ -29,6 +29,7 @@ void config_defaults(struct config *cfg)
 	cfg->trace_stall_timeout_ns = 30LL * NSEC_PER_SEC;
 	cfg->trace_reply_buffer_max = 1 << 20;
 	cfg->gate_nflog_group = 7301;
+	cfg->stats_period_ns = 250 * NSEC_PER_MSEC;
 }
 
 static int set_path(char *dst, const char *value, char *err, size_t errlen)
@@ -139,6 +140,8 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		}
 		return 0;
 	}
+	if (strcmp(key, "stats_period") == 0)
+		return set_duration(&cfg->stats_period_ns, value, 1, err, errlen);
 	if (strcmp(key, "gate_uplink") == 0) {
 		size_t n = strlen(value);
 

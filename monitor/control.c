@@ -128,6 +128,13 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 		wop.ev.sandbox_id = sb->id;
 	}
 	wop.ev.id = 0;
+	/* The enforcer's step records tell the collectors which tool a step cgroup belongs to. */
+	if (wop.ev.sandbox[0] && wop.ev.step != EVENT_STEP_NONE) {
+		if (strcmp(wop.ev.kind, "step.start") == 0)
+			registry_step_start(d->registry, wop.ev.sandbox, wop.ev.step, wop.ev.tool);
+		else if (strcmp(wop.ev.kind, "step.end") == 0)
+			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
+	}
 	wop.msg = strdup("{\"ok\":true}");
 	if (!wop.msg) {
 		event_clear(&wop.ev);

@@ -22,8 +22,11 @@ struct trace_counters {
 	uint64_t store_failed;
 };
 
+struct cgroup_collector;
+
 struct daemon {
 	struct config cfg;
+	struct cgroup_collector *cgroup_stats;
 	struct loop *loop;
 	struct writer *writer;
 	struct registry *registry;
@@ -33,6 +36,7 @@ struct daemon {
 	int64_t started_ns;
 	struct trace_counters trace_counters;
 	uint64_t control_refused;
+	uint64_t stats_rounds_skipped; /* cgroup samples not taken: the store's queue was full */
 	struct log_ratelimit bad_input_rl;
 };
 

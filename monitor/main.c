@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "cgroup-stats.h"
 #include "daemon.h"
 #include "macro.h"
 #include "store.h"
@@ -176,6 +177,21 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 		lineserver_pause(d->trace, 1);
 		lineserver_pause(d->control, 1);
 	}
+}
+
+static void on_stats(struct loop *l, uint64_t n, void *data)
+{
+	struct daemon *d = data;
+	int r;
+
+	/* Samples are dropped, not queued up, while the store cannot keep up (counted). */
+	if (writer_full(d->writer)) {
+		d->stats_rounds_skipped++;
+		return;
+	}
+	r = cgroup_collector_sample(d->cgroup_stats, d->registry, d->writer, time_now_ns());
+	if (r < 0)
+		log_warn_errno(r, "cgroup stats");
 }
 
 static void on_signal(struct loop *l, int signo, void *data)
@@ -387,6 +403,10 @@ int main(int argc, char **argv)
 		return log_errno(r, "event loop"), 1;
 	if (start_servers(&d) < 0)
 		return 1;
+	if (d.cfg.stats_period_ns > 0 &&
+	    ((r = cgroup_collector_new(&d.cgroup_stats)) < 0 ||
+	     (r = loop_add_timer(d.loop, (uint64_t)d.cfg.stats_period_ns, on_stats, &d)) < 0))
+		return log_errno(r, "cgroup stats collector"), 1;
 
 	log_info("firebreakd %s ready: store %s (schema %d), sockets in %s, %zu sandboxes",
 		 FB_VERSION, d.cfg.db, store_version(store), d.cfg.runtime_dir,
@@ -402,6 +422,7 @@ int main(int argc, char **argv)
 	lineserver_free(d.control);
 	writer_free(d.writer);
 	registry_free(d.registry);
+	cgroup_collector_free(d.cgroup_stats);
 	loop_free(d.loop);
 	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_TRACE_SOCKET);
 	unlink(path);

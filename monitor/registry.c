@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hashmap.h"
@@ -10,14 +11,22 @@
 
 struct registry {
 	struct hashmap *by_name; /* name -> struct store_sandbox (the key lives in the value) */
+	struct hashmap *steps;	 /* "sandbox/step" -> struct step_entry (key inside) */
 	int64_t next_id;
+};
+
+struct step_entry {
+	char key[FB_NAME_MAX + 24];
+	char tool[FB_TOOL_MAX + 1];
 };
 
 int registry_new(struct registry **ret)
 {
 	struct registry *r = calloc(1, sizeof(*r));
 
-	if (!r || hashmap_new(&r->by_name) < 0) {
+	if (!r || hashmap_new(&r->by_name) < 0 || hashmap_new(&r->steps) < 0) {
+		if (r)
+			hashmap_free(r->by_name);
 		free(r);
 		return -ENOMEM;
 	}
@@ -36,6 +45,10 @@ void registry_free(struct registry *r)
 	while ((v = hashmap_next(r->by_name, &pos)))
 		free(v);
 	hashmap_free(r->by_name);
+	pos = 0;
+	while ((v = hashmap_next(r->steps, &pos)))
+		free(v);
+	hashmap_free(r->steps);
 	free(r);
 }
 
@@ -95,4 +108,50 @@ int registry_add(struct registry *r, const char *name, int64_t now_ns, struct st
 size_t registry_count(struct registry *r)
 {
 	return hashmap_size(r->by_name);
+}
+
+struct store_sandbox *registry_next(struct registry *r, size_t *pos)
+{
+	return hashmap_next(r->by_name, pos);
+}
+
+static void step_key(char *buf, size_t size, const char *sandbox, int64_t step)
+{
+	snprintf(buf, size, "%s/%lld", sandbox, (long long)step);
+}
+
+int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool)
+{
+	struct step_entry *e = calloc(1, sizeof(*e));
+	char key[sizeof(e->key)];
+
+	if (!e)
+		return -ENOMEM;
+	step_key(key, sizeof(key), sandbox, step);
+	free(hashmap_remove(r->steps, key));
+	memcpy(e->key, key, sizeof(key));
+	strscpy(e->tool, sizeof(e->tool), tool);
+	if (hashmap_put(r->steps, e->key, e) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void registry_step_end(struct registry *r, const char *sandbox, int64_t step)
+{
+	char key[FB_NAME_MAX + 24];
+
+	step_key(key, sizeof(key), sandbox, step);
+	free(hashmap_remove(r->steps, key));
+}
+
+const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step)
+{
+	char key[FB_NAME_MAX + 24];
+	struct step_entry *e;
+
+	step_key(key, sizeof(key), sandbox, step);
+	e = hashmap_get(r->steps, key);
+	return e ? e->tool : NULL;
 }

@@ -29,4 +29,16 @@ int registry_add(struct registry *r, const char *name, int64_t now_ns, struct st
 
 size_t registry_count(struct registry *r);
 
+/* Iterates the sandboxes: start with *pos = 0; returns the next one or NULL at the end. */
+struct store_sandbox *registry_next(struct registry *r, size_t *pos);
+
+/* Remembers that step of sandbox runs tool (from the enforcer's step.start); 0 or -ENOMEM. */
+int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool);
+
+/* Forgets it (step.end). */
+void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
+
+/* The tool a running step of sandbox belongs to, or NULL. */
+const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step);
+
 #endif

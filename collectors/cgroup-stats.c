@@ -1,0 +1,188 @@
+#include "cgroup-stats.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "event.h"
+#include "hashmap.h"
+#include "log.h"
+#include "macro.h"
+#include "registry.h"
+#include "writer.h"
+
+/* The last sample of one cgroup, and the round it was last seen in. */
+struct sample {
+	char rel[160];
+	struct cgroup_stats st;
+	uint64_t round;
+};
+
+struct cgroup_collector {
+	struct hashmap *last; /* rel -> struct sample (key inside) */
+	uint64_t round;
+};
+
+int cgroup_collector_new(struct cgroup_collector **ret)
+{
+	struct cgroup_collector *c = calloc(1, sizeof(*c));
+
+	if (!c || hashmap_new(&c->last) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+void cgroup_collector_free(struct cgroup_collector *c)
+{
+	size_t pos = 0;
+	void *v;
+
+	if (!c)
+		return;
+	while ((v = hashmap_next(c->last, &pos)))
+		free(v);
+	hashmap_free(c->last);
+	free(c);
+}
+
+static json_t *stats_json(const char *rel, const struct cgroup_stats *st)
+{
+	json_t *f = json_pack("{s:s}", "cgroup", rel);
+
+	if (!f)
+		return NULL;
+#define PUT(bit, key, field)                                                                       \
+	if (st->have & (bit))                                                                      \
+	json_object_set_new(f, key, json_integer((json_int_t)st->field))
+	PUT(CGROUP_HAVE_CPU, "cpu_usage_us", cpu_usage_us);
+	PUT(CGROUP_HAVE_THROTTLE, "cpu_nr_throttled", cpu_nr_throttled);
+	PUT(CGROUP_HAVE_THROTTLE, "cpu_throttled_us", cpu_throttled_us);
+	PUT(CGROUP_HAVE_MEMORY, "memory_current", memory_current);
+	PUT(CGROUP_HAVE_MEMORY, "memory_peak", memory_peak);
+	PUT(CGROUP_HAVE_MEMORY, "memory_max_hits", memory_max_hits);
+	PUT(CGROUP_HAVE_MEMORY, "memory_oom_kill", memory_oom_kill);
+	PUT(CGROUP_HAVE_PIDS, "pids_current", pids_current);
+	PUT(CGROUP_HAVE_PIDS, "pids_max_hits", pids_max_hits);
+	PUT(CGROUP_HAVE_IO, "io_read_bytes", io_read_bytes);
+	PUT(CGROUP_HAVE_IO, "io_write_bytes", io_write_bytes);
+	PUT(CGROUP_HAVE_PSI, "psi_cpu_some", psi_cpu_some);
+	PUT(CGROUP_HAVE_PSI, "psi_memory_some", psi_memory_some);
+	PUT(CGROUP_HAVE_PSI, "psi_memory_full", psi_memory_full);
+	PUT(CGROUP_HAVE_PSI, "psi_io_some", psi_io_some);
+	PUT(CGROUP_HAVE_PSI, "psi_io_full", psi_io_full);
+#undef PUT
+	return f;
+}
+
+/* Samples one cgroup; queues an event if it changed. Returns 1 if queued, 0, or -errno. */
+static int sample_one(struct cgroup_collector *c, struct writer *w, const struct store_sandbox *sb,
+		      const char *rel, int64_t step, const char *tool, int64_t now)
+{
+	struct sample *s = hashmap_get(c->last, rel);
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct cgroup_stats st;
+	json_t *f;
+	int r;
+
+	if ((r = cgroup_read_stats(rel, &st)) < 0)
+		return r == -ENOENT ? 0 : r; /* a step that ended between listing and reading */
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s || strscpy(s->rel, sizeof(s->rel), rel) < 0 ||
+		    hashmap_put(c->last, s->rel, s) < 0) {
+			free(s);
+			return -ENOMEM;
+		}
+	} else if (memcmp(&s->st, &st, sizeof(st)) == 0) {
+		s->round = c->round;
+		return 0; /* stored on change only */
+	}
+	s->st = st;
+	s->round = c->round;
+	event_init(&op.ev);
+	op.ev.ts = now;
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sb->name);
+	op.ev.step = step;
+	if (tool)
+		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
+	op.ev.source = EVENT_SOURCE_CGROUP;
+	strcpy(op.ev.kind, "cgroup.stats");
+	f = stats_json(rel, &st);
+	if (!f || event_set_fields(&op.ev, f) < 0) {
+		json_decref(f);
+		event_clear(&op.ev);
+		return -ENOMEM;
+	}
+	json_decref(f);
+	r = writer_submit(w, &op);
+	return r < 0 ? r : 1;
+}
+
+struct steps_ctx {
+	struct cgroup_collector *c;
+	struct registry *reg;
+	struct writer *w;
+	const struct store_sandbox *sb;
+	int64_t now;
+	int queued;
+};
+
+static int sample_step(const char *name, void *data)
+{
+	struct steps_ctx *x = data;
+	char rel[160], *end;
+	long long step;
+	int r;
+
+	if (strncmp(name, "step-", 5) != 0)
+		return 0;
+	step = strtoll(name + 5, &end, 10);
+	if (*end || step < 0)
+		return 0;
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s/%s", x->sb->name, name);
+	r = sample_one(x->c, x->w, x->sb, rel, step,
+		       registry_step_tool(x->reg, x->sb->name, step), x->now);
+	if (r > 0)
+		x->queued++;
+	return 0;
+}
+
+int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, struct writer *w,
+			    int64_t now_ns)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int queued = 0, r;
+
+	c->round++;
+	while ((sb = registry_next(reg, &pos))) {
+		struct steps_ctx x = { c, reg, w, sb, now_ns, 0 };
+		char rel[160];
+
+		if (strcmp(sb->state, "running") != 0 || !sb->cgroup[0])
+			continue;
+		/* Our own names only: the registrant says where its cgroup is. */
+		snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
+		r = sample_one(c, w, sb, rel, EVENT_STEP_NONE, NULL, now_ns);
+		if (r > 0)
+			queued++;
+		cgroup_list_children(rel, sample_step, &x);
+		queued += x.queued;
+	}
+	/* Forget cgroups that are gone (steps ended, sandboxes destroyed). */
+	pos = 0;
+	for (struct sample *s; (s = hashmap_next(c->last, &pos));) {
+		if (s->round != c->round) {
+			hashmap_remove(c->last, s->rel);
+			free(s);
+			pos = 0; /* removal reorders the table: start over */
+		}
+	}
+	return queued;
+}
