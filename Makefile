@@ -22,7 +22,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wfo
 	    -Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
 	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -I$(BUILD)
 LDFLAGS  ?=
-LIBS     := -lsqlite3 -ljansson -lpthread
+LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -88,7 +88,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)bpftool gen skeleton $< name $(subst -,_,$(notdir $*)) >$@
 
-$(ENFORCER_OBJ): $(BPF_SKEL)
+$(ENFORCER_OBJ) $(MONITOR_OBJ): $(BPF_SKEL)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -120,7 +120,7 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 		$(BUILD)/link.log >&2; exit $$status
 
 $(CLI_OBJ): CFLAGS += -Ienforcer
-$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors
+$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors -I$(BUILD)/collectors
 $(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3 -I$(BUILD)/enforcer
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "daemon.h"
+#include "proc-events.h"
 #include "macro.h"
 #include "timeutil.h"
 
@@ -86,6 +87,9 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	sb->updated_ts = time_now_ns();
 	if (cgroup)
 		strcpy(sb->cgroup, cgroup);
+	/* A running sandbox's processes are traced from now on. */
+	if (strcmp(state, "running") == 0 && cgroup)
+		proc_events_watch(d, sb);
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 
@@ -130,10 +134,21 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	wop.ev.id = 0;
 	/* The enforcer's step records tell the collectors which tool a step cgroup belongs to. */
 	if (wop.ev.sandbox[0] && wop.ev.step != EVENT_STEP_NONE) {
-		if (strcmp(wop.ev.kind, "step.start") == 0)
-			registry_step_start(d->registry, wop.ev.sandbox, wop.ev.step, wop.ev.tool);
-		else if (strcmp(wop.ev.kind, "step.end") == 0)
+		if (strcmp(wop.ev.kind, "step.start") == 0) {
+			json_t *f = event_get_fields(&wop.ev);
+			json_t *cg = json_object_get(f, "cgroup_id");
+
+			registry_step_start(d->registry, wop.ev.sandbox, wop.ev.step, wop.ev.tool,
+					    json_is_integer(cg) ? (uint64_t)json_integer_value(cg) : 0);
+			json_decref(f);
+			proc_events_drain(d); /* records that waited for this report */
+		}
+		else if (strcmp(wop.ev.kind, "step.end") == 0) {
+			/* The step's last records are in the ring buffer already (it has ended):
+			 * attribute them before its cgroup is forgotten. */
+			proc_events_drain(d);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
+		}
 	}
 	wop.msg = strdup("{\"ok\":true}");
 	if (!wop.msg) {

@@ -23,10 +23,19 @@ struct trace_counters {
 };
 
 struct cgroup_collector;
+struct proc_tracer;
+struct proc_pending;
 
 struct daemon {
 	struct config cfg;
 	struct cgroup_collector *cgroup_stats;
+	struct proc_tracer *proc_tracer;
+	uint64_t proc_events;	     /* process records stored */
+	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
+	uint64_t proc_lost[3];	     /* the kernel's reservation failures, by kind, as last seen */
+	int64_t proc_lost_since;
+	struct proc_pending *proc_pending; /* records whose step was not reported yet */
+	size_t n_proc_pending;
 	struct loop *loop;
 	struct writer *writer;
 	struct registry *registry;

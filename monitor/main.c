@@ -14,6 +14,7 @@
 
 #include "cgroup-stats.h"
 #include "daemon.h"
+#include "proc-events.h"
 #include "macro.h"
 #include "store.h"
 #include "timeutil.h"
@@ -192,6 +193,12 @@ static void on_stats(struct loop *l, uint64_t n, void *data)
 	r = cgroup_collector_sample(d->cgroup_stats, d->registry, d->writer, time_now_ns());
 	if (r < 0)
 		log_warn_errno(r, "cgroup stats");
+}
+
+/* The process tracer's ring buffer wakes us only past its watermark: drain it often besides. */
+static void on_proc_tick(struct loop *l, uint64_t n, void *data)
+{
+	proc_events_drain(data);
 }
 
 static void on_signal(struct loop *l, int signo, void *data)
@@ -403,6 +410,10 @@ int main(int argc, char **argv)
 		return log_errno(r, "event loop"), 1;
 	if (start_servers(&d) < 0)
 		return 1;
+	if ((r = proc_events_start(&d)) < 0)
+		log_errno(r, "the process tracer did not start: no process events will be recorded");
+	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
+		return log_errno(r, "process tracer timer"), 1;
 	if (d.cfg.stats_period_ns > 0 &&
 	    ((r = cgroup_collector_new(&d.cgroup_stats)) < 0 ||
 	     (r = loop_add_timer(d.loop, (uint64_t)d.cfg.stats_period_ns, on_stats, &d)) < 0))
@@ -418,6 +429,7 @@ int main(int argc, char **argv)
 	}
 	r = loop_run(d.loop);
 
+	proc_events_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
 	writer_free(d.writer);

@@ -12,11 +12,20 @@
 struct registry {
 	struct hashmap *by_name; /* name -> struct store_sandbox (the key lives in the value) */
 	struct hashmap *steps;	 /* "sandbox/step" -> struct step_entry (key inside) */
+	struct hashmap *cgroups; /* cgroup id (decimal) -> struct cgroup_entry (key inside) */
 	int64_t next_id;
 };
 
 struct step_entry {
 	char key[FB_NAME_MAX + 24];
+	char tool[FB_TOOL_MAX + 1];
+	uint64_t cgid;
+};
+
+struct cgroup_entry {
+	char key[24];
+	char sandbox[FB_NAME_MAX + 1];
+	int64_t step;
 	char tool[FB_TOOL_MAX + 1];
 };
 
@@ -24,9 +33,12 @@ int registry_new(struct registry **ret)
 {
 	struct registry *r = calloc(1, sizeof(*r));
 
-	if (!r || hashmap_new(&r->by_name) < 0 || hashmap_new(&r->steps) < 0) {
-		if (r)
+	if (!r || hashmap_new(&r->by_name) < 0 || hashmap_new(&r->steps) < 0 ||
+	    hashmap_new(&r->cgroups) < 0) {
+		if (r) {
 			hashmap_free(r->by_name);
+			hashmap_free(r->steps);
+		}
 		free(r);
 		return -ENOMEM;
 	}
@@ -49,6 +61,10 @@ void registry_free(struct registry *r)
 	while ((v = hashmap_next(r->steps, &pos)))
 		free(v);
 	hashmap_free(r->steps);
+	pos = 0;
+	while ((v = hashmap_next(r->cgroups, &pos)))
+		free(v);
+	hashmap_free(r->cgroups);
 	free(r);
 }
 
@@ -120,7 +136,8 @@ static void step_key(char *buf, size_t size, const char *sandbox, int64_t step)
 	snprintf(buf, size, "%s/%lld", sandbox, (long long)step);
 }
 
-int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool)
+int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool,
+			uint64_t cgid)
 {
 	struct step_entry *e = calloc(1, sizeof(*e));
 	char key[sizeof(e->key)];
@@ -131,19 +148,29 @@ int registry_step_start(struct registry *r, const char *sandbox, int64_t step, c
 	free(hashmap_remove(r->steps, key));
 	memcpy(e->key, key, sizeof(key));
 	strscpy(e->tool, sizeof(e->tool), tool);
+	e->cgid = cgid;
 	if (hashmap_put(r->steps, e->key, e) < 0) {
 		free(e);
 		return -ENOMEM;
 	}
-	return 0;
+	return cgid ? registry_cgroup_put(r, cgid, sandbox, step, tool) : 0;
 }
 
 void registry_step_end(struct registry *r, const char *sandbox, int64_t step)
 {
 	char key[FB_NAME_MAX + 24];
 
+	struct step_entry *e;
+
 	step_key(key, sizeof(key), sandbox, step);
-	free(hashmap_remove(r->steps, key));
+	e = hashmap_remove(r->steps, key);
+	if (e && e->cgid) {
+		char ckey[24];
+
+		snprintf(ckey, sizeof(ckey), "%llu", (unsigned long long)e->cgid);
+		free(hashmap_remove(r->cgroups, ckey));
+	}
+	free(e);
 }
 
 const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step)
@@ -154,4 +181,40 @@ const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t 
 	step_key(key, sizeof(key), sandbox, step);
 	e = hashmap_get(r->steps, key);
 	return e ? e->tool : NULL;
+}
+
+int registry_cgroup_put(struct registry *r, uint64_t cgid, const char *sandbox, int64_t step,
+			const char *tool)
+{
+	struct cgroup_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	snprintf(e->key, sizeof(e->key), "%llu", (unsigned long long)cgid);
+	strscpy(e->sandbox, sizeof(e->sandbox), sandbox);
+	e->step = step;
+	if (tool)
+		strscpy(e->tool, sizeof(e->tool), tool);
+	free(hashmap_remove(r->cgroups, e->key));
+	if (hashmap_put(r->cgroups, e->key, e) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sandbox,
+			int64_t *ret_step, const char **ret_tool)
+{
+	char key[24];
+	struct cgroup_entry *e;
+
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)cgid);
+	e = hashmap_get(r->cgroups, key);
+	if (!e)
+		return 0;
+	*ret_sandbox = e->sandbox;
+	*ret_step = e->step;
+	*ret_tool = e->tool;
+	return 1;
 }

@@ -32,10 +32,22 @@ size_t registry_count(struct registry *r);
 /* Iterates the sandboxes: start with *pos = 0; returns the next one or NULL at the end. */
 struct store_sandbox *registry_next(struct registry *r, size_t *pos);
 
-/* Remembers that step of sandbox runs tool (from the enforcer's step.start); 0 or -ENOMEM. */
-int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool);
+/*
+ * Remembers that step of sandbox runs tool in the cgroup with id cgid (0 if unknown), from the
+ * enforcer's step.start; 0 or -ENOMEM.
+ */
+int registry_step_start(struct registry *r, const char *sandbox, int64_t step, const char *tool,
+			uint64_t cgid);
 
-/* Forgets it (step.end). */
+/* Remembers which sandbox, step and tool a cgroup id is (step -1: the sandbox's own). */
+int registry_cgroup_put(struct registry *r, uint64_t cgid, const char *sandbox, int64_t step,
+			const char *tool);
+
+/* Looks a cgroup id up; 1 and the fields (pointers owned by the registry), or 0 if unknown. */
+int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sandbox,
+			int64_t *ret_step, const char **ret_tool);
+
+/* Forgets it and its cgroup (step.end). */
 void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
 
 /* The tool a running step of sandbox belongs to, or NULL. */

@@ -44,7 +44,7 @@ def run(w):
         events = [json.loads(l) for l in w.fb("timeline", sb, "--json").stdout.splitlines()]
         by_step = {}
         for e in events:
-            if e["source"] != "cgroup":  # resource samples of a running step: not records
+            if e["source"] == "enforcer":  # its records (not resource samples, process traces)
                 by_step.setdefault(e["step"], []).append(e)
         for step, rule in refused_steps:
             kinds = [e["kind"] for e in by_step.get(step, [])]
@@ -58,7 +58,11 @@ def run(w):
             kinds = [e["kind"] for e in by_step.get(step, [])]
             if kinds != ["step.start", "step.end"]:
                 raise Failure("allowed step %d recorded as %s" % (step, kinds))
-        ok("every allowed call is recorded with its start and end")
+        traced = {e["step"] for e in events if e["kind"] == "proc.exec"}
+        if not set(allowed_steps) <= traced or traced & {s for s, _ in refused_steps}:
+            raise Failure("process traces: allowed %s, traced %s" % (allowed_steps, sorted(traced)))
+        ok("every allowed call is recorded with its start and end, and its exec was traced; "
+           "no refused call executed anything")
     finally:
         w.fb("destroy", sb, check=False)
     check(w.stop() == 0, "SIGTERM: exit 0")

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process exec, fork and exit of watched sandboxes only. The hooks are the sched tracepoints
+ * (tp_btf), off the syscall path: bystanders pay nothing measurable (KERNEL-NOTES.md), and the
+ * in-kernel filter drops every task whose sandbox-level cgroup is not watched before anything is
+ * reserved. Records go through a ring buffer that wakes the reader only past a watermark; the
+ * reader also drains on a timer. A reservation that fails is counted per kind, never silent.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "proc-trace.h"
+
+const volatile __u64 wakeup_bytes = 64 << 10;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROC_TRACE_WATCH_MAX);
+	__type(key, __u64);  /* a sandbox's cgroup id */
+	__type(value, __u8);
+} watched SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROC_TRACE_KINDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline int is_watched(void)
+{
+	__u64 sb = bpf_get_current_ancestor_cgroup_id(PROC_TRACE_SANDBOX_LEVEL);
+
+	return bpf_map_lookup_elem(&watched, &sb) != NULL;
+}
+
+static __always_inline struct proc_trace_event *reserve(__u32 kind)
+{
+	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
+
+		if (n)
+			*n += 1;
+		return NULL;
+	}
+	e->ts = bpf_ktime_get_boot_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->kind = kind;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->exit_code = 0;
+	e->argv_len = 0;
+	e->path[0] = '\0';
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline void submit(struct proc_trace_event *e)
+{
+	/* Wake the reader only once enough is waiting: a wakeup per record is the costliest
+	 * choice there is (KERNEL-NOTES.md); the reader drains on a short timer besides. */
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+			      ? BPF_RB_FORCE_WAKEUP
+			      : BPF_RB_NO_WAKEUP;
+
+	bpf_ringbuf_submit(e, flags);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct proc_trace_event *e;
+	unsigned long start, end, len;
+
+	if (!is_watched())
+		return 0;
+	e = reserve(PROC_TRACE_EXEC);
+	if (!e)
+		return 0;
+	e->pid = BPF_CORE_READ(p, tgid);
+	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, filename));
+	start = BPF_CORE_READ(p, mm, arg_start);
+	end = BPF_CORE_READ(p, mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > PROC_TRACE_ARGV_MAX)
+		len = PROC_TRACE_ARGV_MAX;
+	if (len > 0 && bpf_probe_read_user(e->argv, len & (PROC_TRACE_ARGV_MAX - 1) ?: PROC_TRACE_ARGV_MAX,
+					    (void *)start) == 0)
+		e->argv_len = (__u32)len;
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct proc_trace_event *e;
+
+	/* New processes only; threads share their process's identity. */
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !is_watched())
+		return 0;
+	e = reserve(PROC_TRACE_FORK);
+	if (!e)
+		return 0;
+	e->pid = BPF_CORE_READ(child, tgid);
+	e->ppid = BPF_CORE_READ(parent, tgid);
+	submit(e);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(proc_exit, struct task_struct *p)
+{
+	struct proc_trace_event *e;
+
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !is_watched())
+		return 0;
+	e = reserve(PROC_TRACE_EXIT);
+	if (!e)
+		return 0;
+	e->pid = BPF_CORE_READ(p, tgid);
+	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	e->exit_code = BPF_CORE_READ(p, exit_code);
+	submit(e);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,31 @@
+/* What the process tracer's kernel side (proc-trace.bpf.c) and user side (proc-trace.c) share. */
+#ifndef FB_PROC_TRACE_H
+#define FB_PROC_TRACE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define PROC_TRACE_PATH_MAX 256
+#define PROC_TRACE_ARGV_MAX 512	  /* bytes of argv (NUL-separated) an exec event carries */
+#define PROC_TRACE_WATCH_MAX 4096 /* sandboxes watched at once */
+/* The cgroup level of a sandbox: / is 0, firebreak 1, firebreak/NAME 2. */
+#define PROC_TRACE_SANDBOX_LEVEL 2
+
+enum proc_trace_kind { PROC_TRACE_EXEC, PROC_TRACE_FORK, PROC_TRACE_EXIT, PROC_TRACE_KINDS };
+
+struct proc_trace_event {
+	__u64 ts;		/* ns, CLOCK_BOOTTIME (bpf_ktime_get_boot_ns) */
+	__u64 cgroup_id;	/* the task's own cgroup (its step) */
+	__u32 kind;
+	__u32 pid;		/* host tgid */
+	__u32 ppid;
+	__u32 uid;
+	__s32 exit_code;	/* exit: the wait status */
+	__u32 argv_len;
+	char comm[16];
+	char path[PROC_TRACE_PATH_MAX];
+	char argv[PROC_TRACE_ARGV_MAX];
+};
+
+#endif

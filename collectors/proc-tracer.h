@@ -1,0 +1,33 @@
+/*
+ * The eBPF process tracer's user side: exec, fork and exit of the watched sandboxes' tasks, read
+ * from a ring buffer. Wraps the libbpf skeleton (no one else includes it).
+ */
+#ifndef FB_PROC_TRACER_H
+#define FB_PROC_TRACER_H
+
+#include <stdint.h>
+
+#include "proc-trace.h"
+
+struct proc_tracer;
+
+/* Loads and attaches the tracer; 0 and *ret, or -errno (logged). */
+int proc_tracer_new(struct proc_tracer **ret);
+
+/* Detaches and frees it; accepts NULL. */
+void proc_tracer_free(struct proc_tracer *t);
+
+/* An fd that becomes readable when the ring buffer has passed its wake-up watermark. */
+int proc_tracer_fd(struct proc_tracer *t);
+
+/* Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid; 0 or -errno. */
+int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, int on);
+
+/* Calls fn for each waiting record; returns how many, or -errno. */
+int proc_tracer_drain(struct proc_tracer *t,
+		      void (*fn)(const struct proc_trace_event *e, void *data), void *data);
+
+/* Records the kernel could not reserve room for, per kind, since the tracer started. */
+void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);
+
+#endif

@@ -1,0 +1,268 @@
+#include "proc-events.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "daemon.h"
+#include "macro.h"
+#include "proc-tracer.h"
+#include "timeutil.h"
+
+/* Boot-time ns (the kernel's timestamps) to wall-clock ns. */
+static int64_t boot_to_wall(uint64_t boot_ns)
+{
+	struct timespec rt, bt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	return (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * NSEC_PER_SEC +
+	       (rt.tv_nsec - bt.tv_nsec);
+}
+
+/*
+ * Which sandbox and step a cgroup id is: the registry knows the steps the enforcer reported; a
+ * record can arrive before that report, so a miss looks the id up under firebreak/ (a cgroup's
+ * id is its directory's inode) and remembers what it found.
+ */
+static int resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
+		   const char **tool)
+{
+	char root[PATH_MAX], dir[PATH_MAX + 300], sub[PATH_MAX + 600];
+	struct dirent *s, *c;
+	DIR *ds, *dc;
+	struct stat st;
+	int found = 0;
+
+	if (registry_cgroup_get(d->registry, cgid, sandbox, step, tool))
+		return 1;
+	if (cgroup_v2_dir(CGROUP_ROOT_NAME, root, sizeof(root)) < 0 || !(ds = opendir(root)))
+		return 0;
+	while (!found && (s = readdir(ds))) {
+		if (s->d_type != DT_DIR || s->d_name[0] == '.' || !registry_find(d->registry, s->d_name))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", root, s->d_name);
+		if (stat(dir, &st) == 0 && (uint64_t)st.st_ino == cgid) {
+			registry_cgroup_put(d->registry, cgid, s->d_name, EVENT_STEP_NONE, NULL);
+			found = 1;
+			break;
+		}
+		if (!(dc = opendir(dir)))
+			continue;
+		while ((c = readdir(dc))) {
+			char *end;
+			long long n;
+
+			if (c->d_type != DT_DIR || strncmp(c->d_name, "step-", 5) != 0)
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", dir, c->d_name);
+			n = strtoll(c->d_name + 5, &end, 10);
+			if (*end || stat(sub, &st) < 0 || (uint64_t)st.st_ino != cgid)
+				continue;
+			registry_cgroup_put(d->registry, cgid, s->d_name, n,
+					    registry_step_tool(d->registry, s->d_name, n));
+			found = 1;
+			break;
+		}
+		closedir(dc);
+	}
+	closedir(ds);
+	return found && registry_cgroup_get(d->registry, cgid, sandbox, step, tool);
+}
+
+static json_t *argv_json(const struct proc_trace_event *e)
+{
+	json_t *a = json_array();
+	size_t len = e->argv_len < PROC_TRACE_ARGV_MAX ? e->argv_len : PROC_TRACE_ARGV_MAX;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen(e->argv + i, len - i);
+
+		json_array_append_new(a, json_stringn(e->argv + i, n));
+		i += n + 1;
+	}
+	return a;
+}
+
+/*
+ * A record can beat the enforcer's report of its step (it is sent before the step starts, but the
+ * loop may drain the ring buffer first), and a short step's cgroup can be gone by then: such
+ * records wait here, a while, for the report.
+ */
+#define PROC_PENDING_MAX 4096
+#define PROC_PENDING_NS (2 * NSEC_PER_SEC)
+
+struct proc_pending {
+	struct proc_trace_event e;
+	uint64_t since;
+};
+
+static int emit(struct daemon *d, const struct proc_trace_event *e);
+
+static void on_record(const struct proc_trace_event *e, void *data)
+{
+	struct daemon *d = data;
+
+	if (emit(d, e) > 0)
+		return;
+	if (!d->proc_pending)
+		d->proc_pending = calloc(PROC_PENDING_MAX, sizeof(*d->proc_pending));
+	if (!d->proc_pending || d->n_proc_pending == PROC_PENDING_MAX) {
+		d->proc_unattributed++;
+		return;
+	}
+	d->proc_pending[d->n_proc_pending].e = *e;
+	d->proc_pending[d->n_proc_pending].since = time_mono_ns();
+	d->n_proc_pending++;
+}
+
+static void retry_pending(struct daemon *d)
+{
+	uint64_t now = time_mono_ns();
+	size_t kept = 0;
+
+	for (size_t i = 0; i < d->n_proc_pending; i++) {
+		struct proc_pending *p = &d->proc_pending[i];
+
+		if (emit(d, &p->e) > 0)
+			continue;
+		if (now - p->since > PROC_PENDING_NS) {
+			d->proc_unattributed++;
+			continue;
+		}
+		d->proc_pending[kept++] = *p;
+	}
+	d->n_proc_pending = kept;
+}
+
+/* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
+static int emit(struct daemon *d, const struct proc_trace_event *e)
+{
+	static const char *const kinds[] = { "proc.exec", "proc.fork", "proc.exit" };
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	const char *sandbox, *tool;
+	struct store_sandbox *sb;
+	int64_t step;
+	json_t *f;
+
+	if (e->kind >= PROC_TRACE_KINDS)
+		return 1;
+	if (!resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	    !(sb = registry_find(d->registry, sandbox)))
+		return 0;
+	event_init(&op.ev);
+	op.ev.ts = boot_to_wall(e->ts);
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
+	op.ev.step = step;
+	if (tool)
+		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
+	op.ev.source = EVENT_SOURCE_EBPF;
+	strcpy(op.ev.kind, kinds[e->kind]);
+	op.ev.pid = (int32_t)e->pid;
+	op.ev.ppid = (int32_t)e->ppid;
+	op.ev.uid = e->uid;
+	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
+	if (e->kind == PROC_TRACE_EXEC)
+		f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
+			      strnlen(e->path, sizeof(e->path)), "argv", argv_json(e), "cgroup_id",
+			      (json_int_t)e->cgroup_id);
+	else if (e->kind == PROC_TRACE_EXIT)
+		f = json_pack("{s:i, s:o, s:I}", "exit_code", (e->exit_code >> 8) & 0xff, "signal",
+			      (e->exit_code & 0x7f) ? json_integer(e->exit_code & 0x7f) : json_null(),
+			      "cgroup_id", (json_int_t)e->cgroup_id);
+	else
+		f = json_pack("{s:I}", "cgroup_id", (json_int_t)e->cgroup_id);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	if (writer_submit(d->writer, &op) == 0)
+		d->proc_events++;
+	return 1;
+}
+
+void proc_events_drain(struct daemon *d)
+{
+	uint64_t lost[PROC_TRACE_KINDS];
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	json_t *f;
+
+	if (!d->proc_tracer)
+		return;
+	retry_pending(d);
+	proc_tracer_drain(d->proc_tracer, on_record, d);
+	/* Loss is an event too: the timeline must show where it is blind. */
+	proc_tracer_lost(d->proc_tracer, lost);
+	if (lost[0] + lost[1] + lost[2] == d->proc_lost[0] + d->proc_lost[1] + d->proc_lost[2])
+		return;
+	event_init(&op.ev);
+	op.ev.ts = time_now_ns();
+	op.ev.source = EVENT_SOURCE_MONITOR;
+	strcpy(op.ev.kind, "monitor.loss");
+	f = json_pack("{s:s, s:I, s:I, s:I, s:I}", "stage", "kernel ring buffer", "exec",
+		      (json_int_t)(lost[0] - d->proc_lost[0]), "fork",
+		      (json_int_t)(lost[1] - d->proc_lost[1]), "exit",
+		      (json_int_t)(lost[2] - d->proc_lost[2]), "since", (json_int_t)d->proc_lost_since);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	writer_submit(d->writer, &op);
+	memcpy(d->proc_lost, lost, sizeof(lost));
+	d->proc_lost_since = time_now_ns();
+}
+
+int proc_events_watch(struct daemon *d, const struct store_sandbox *sb)
+{
+	char rel[160];
+	uint64_t cgid;
+	int r;
+
+	if (!d->proc_tracer)
+		return 0;
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
+	if ((r = cgroup_id(rel, &cgid)) < 0)
+		return r;
+	registry_cgroup_put(d->registry, cgid, sb->name, EVENT_STEP_NONE, NULL);
+	return proc_tracer_watch(d->proc_tracer, cgid, 1);
+}
+
+static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
+{
+	proc_events_drain(data);
+}
+
+int proc_events_start(struct daemon *d)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int r;
+
+	if ((r = proc_tracer_new((struct proc_tracer **)&d->proc_tracer)) < 0)
+		return r;
+	d->proc_lost_since = time_now_ns();
+	if ((r = loop_add(d->loop, proc_tracer_fd(d->proc_tracer), EPOLLIN, on_ready, d)) < 0)
+		return r;
+	/* A restarted monitor re-adopts every sandbox still running. */
+	while ((sb = registry_next(d->registry, &pos)))
+		if (strcmp(sb->state, "running") == 0)
+			proc_events_watch(d, sb);
+	return 0;
+}
+
+void proc_events_stop(struct daemon *d)
+{
+	if (!d->proc_tracer)
+		return;
+	proc_events_drain(d);
+	loop_remove(d->loop, proc_tracer_fd(d->proc_tracer));
+	proc_tracer_free(d->proc_tracer);
+	d->proc_tracer = NULL;
+	d->proc_unattributed += d->n_proc_pending;
+	free(d->proc_pending);
+	d->proc_pending = NULL;
+	d->n_proc_pending = 0;
+}

@@ -1,0 +1,21 @@
+/* The process tracer's records as events, each tied to its sandbox, step and tool. */
+#ifndef FB_PROC_EVENTS_H
+#define FB_PROC_EVENTS_H
+
+#include <stdint.h>
+
+struct daemon;
+struct store_sandbox;
+
+/* Loads the tracer, watches every running sandbox, and drains into the loop; 0 or -errno. */
+int proc_events_start(struct daemon *d);
+
+/* Watches sandbox sb from now on (its cgroup must exist); 0 or -errno. */
+int proc_events_watch(struct daemon *d, const struct store_sandbox *sb);
+
+/* Drains what is waiting (the loop's timer and the ring buffer's fd call it). */
+void proc_events_drain(struct daemon *d);
+
+void proc_events_stop(struct daemon *d);
+
+#endif
