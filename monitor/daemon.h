@@ -34,6 +34,11 @@ struct daemon {
 	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
 	uint64_t proc_lost[3];	     /* the kernel's reservation failures, by kind, as last seen */
 	int64_t proc_lost_since;
+	int audit_fd;		     /* the audit read-log socket (seccomp refusals), or -1 */
+	uint64_t seccomp_events;     /* refusals stored */
+	uint64_t seccomp_unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
+	uint64_t seccomp_unparsed;   /* audit messages that did not parse */
+	uint64_t seccomp_overruns;   /* audit socket overflows: the kernel dropped records */
 	struct proc_pending *proc_pending; /* records whose step was not reported yet */
 	size_t n_proc_pending;
 	struct loop *loop;

@@ -15,6 +15,7 @@
 #include "cgroup-stats.h"
 #include "daemon.h"
 #include "proc-events.h"
+#include "seccomp-events.h"
 #include "macro.h"
 #include "store.h"
 #include "timeutil.h"
@@ -340,7 +341,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .group = (gid_t)-1 };
+	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
 	char path[PATH_MAX + 64], dbdir[PATH_MAX];
@@ -414,6 +415,8 @@ int main(int argc, char **argv)
 		log_errno(r, "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
 		return log_errno(r, "process tracer timer"), 1;
+	if ((r = seccomp_events_start(&d)) < 0)
+		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
 	if (d.cfg.stats_period_ns > 0 &&
 	    ((r = cgroup_collector_new(&d.cgroup_stats)) < 0 ||
 	     (r = loop_add_timer(d.loop, (uint64_t)d.cfg.stats_period_ns, on_stats, &d)) < 0))
@@ -430,6 +433,7 @@ int main(int argc, char **argv)
 	r = loop_run(d.loop);
 
 	proc_events_stop(&d);
+	seccomp_events_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
 	writer_free(d.writer);

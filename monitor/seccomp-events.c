@@ -1,0 +1,129 @@
+#include "seccomp-events.h"
+
+#include <fcntl.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "daemon.h"
+#include "macro.h"
+#include "seccomp-audit.h"
+
+/*
+ * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N"
+ * in /proc/PID/cgroup; audit's pid is the host's). The process is still there when its record
+ * arrives unless the action killed it; then it cannot be attributed, and is counted.
+ */
+static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_t *step)
+{
+	static const char prefix[] = "0::/" CGROUP_ROOT_NAME "/";
+	char path[64], line[512], *name, *rest;
+	struct store_sandbox *sb;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		name = line + sizeof(prefix) - 1;
+		rest = strchr(name, '/');
+		if (rest)
+			*rest++ = '\0';
+		if (!(sb = registry_find(d->registry, name)))
+			break;
+		*sandbox = sb->name;
+		*step = EVENT_STEP_NONE;
+		if (rest && strncmp(rest, "step-", 5) == 0)
+			*step = strtoll(rest + 5, NULL, 10);
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+static void on_denial(const struct seccomp_denial *s, void *data)
+{
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct daemon *d = data;
+	struct store_sandbox *sb;
+	const char *sandbox, *tool;
+	char *name;
+	int64_t step;
+	json_t *f;
+
+	if (!attribute(d, s->pid, &sandbox, &step) || !(sb = registry_find(d->registry, sandbox))) {
+		/* A host process's own filter, or a sandbox process already gone. */
+		d->seccomp_unattributed++;
+		return;
+	}
+	event_init(&op.ev);
+	op.ev.ts = s->ts;
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
+	op.ev.step = step;
+	if (step != EVENT_STEP_NONE && (tool = registry_step_tool(d->registry, sandbox, step)))
+		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
+	op.ev.source = EVENT_SOURCE_AUDIT;
+	strcpy(op.ev.kind, "seccomp.denied");
+	op.ev.pid = s->pid;
+	op.ev.uid = s->uid;
+	strscpy(op.ev.comm, sizeof(op.ev.comm), s->comm);
+	/* The arch tokens of libseccomp are the audit ones. */
+	name = seccomp_syscall_resolve_num_arch(s->arch, (int)s->syscall);
+	/* The record carries the action only, not the errno the filter returned with it. */
+	f = json_pack("{s:I, s:s?, s:s, s:s, s:s, s:I}", "syscall", (json_int_t)s->syscall,
+		      "name", name, "arch",
+		      s->arch == SCMP_ARCH_X86_64 ? "x86_64" :
+		      s->arch == SCMP_ARCH_X86	  ? "i386" :
+						    "other",
+		      "action", seccomp_action_name(s->code), "exe", s->exe, "serial",
+		      (json_int_t)s->serial);
+	free(name);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	if (writer_submit(d->writer, &op) == 0)
+		d->seccomp_events++;
+}
+
+static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
+{
+	struct daemon *d = data;
+	struct seccomp_audit_counters c = { 0 };
+	int r = seccomp_audit_read(fd, on_denial, d, &c);
+
+	d->seccomp_unparsed += c.unparsed;
+	d->seccomp_overruns += c.overruns;
+	if (r < 0)
+		log_warn_errno(r, "audit socket");
+}
+
+int seccomp_events_start(struct daemon *d)
+{
+	int fd = seccomp_audit_open(), r;
+
+	if (fd < 0)
+		return fd;
+	if ((r = loop_add(d->loop, fd, EPOLLIN, on_ready, d)) < 0) {
+		close(fd);
+		return r;
+	}
+	d->audit_fd = fd;
+	return 0;
+}
+
+void seccomp_events_stop(struct daemon *d)
+{
+	if (d->audit_fd < 0)
+		return;
+	loop_remove(d->loop, d->audit_fd);
+	close(d->audit_fd);
+	d->audit_fd = -1;
+}
