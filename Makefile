@@ -22,7 +22,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wfo
 	    -Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
 	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -I$(BUILD)
 LDFLAGS  ?=
-LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpthread
+LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpcap -lpthread
 
 ifeq ($(V),1)
 Q :=

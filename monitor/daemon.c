@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "macro.h"
+#include "nflog-events.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
 {
@@ -49,7 +50,7 @@ json_t *daemon_stats_json(struct daemon *d)
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
 	return json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
-		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
 		(json_int_t)registry_count(d->registry), "trace", "accepted",
 		(json_int_t)d->trace_counters.accepted, "duplicates",
@@ -67,5 +68,10 @@ json_t *daemon_stats_json(struct daemon *d)
 		"lost_exit", (json_int_t)d->proc_lost[2], "seccomp", "stored",
 		(json_int_t)d->seccomp_events, "unattributed", (json_int_t)d->seccomp_unattributed,
 		"unparsed", (json_int_t)d->seccomp_unparsed, "overruns",
-		(json_int_t)d->seccomp_overruns);
+		(json_int_t)d->seccomp_overruns, "nflog", "packets", (json_int_t)d->nflog_packets,
+		"packets_stored", (json_int_t)d->nflog_packets_stored, "pending",
+		(json_int_t)nflog_events_pending(d), "events", (json_int_t)d->nflog_events,
+		"unattributed", (json_int_t)d->nflog_unattributed, "unparsed",
+		(json_int_t)d->nflog_unparsed, "lost", (json_int_t)d->nflog_lost, "kernel_drops",
+		(json_int_t)d->nflog_kernel_drops);
 }

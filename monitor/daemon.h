@@ -25,6 +25,7 @@ struct trace_counters {
 struct cgroup_collector;
 struct proc_tracer;
 struct proc_pending;
+struct nflog_state;
 
 struct daemon {
 	struct config cfg;
@@ -39,6 +40,14 @@ struct daemon {
 	uint64_t seccomp_unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
 	uint64_t seccomp_unparsed;   /* audit messages that did not parse */
 	uint64_t seccomp_overruns;   /* audit socket overflows: the kernel dropped records */
+	struct nflog_state *nflog;   /* the gate's denied packets */
+	uint64_t nflog_packets;	     /* packets read */
+	uint64_t nflog_packets_stored; /* packets counted in stored net.denied events */
+	uint64_t nflog_events;	     /* net.denied events stored */
+	uint64_t nflog_unattributed; /* packets with no sandbox's prefix */
+	uint64_t nflog_unparsed;
+	uint64_t nflog_lost;	     /* packets of aggregates the store refused */
+	uint64_t nflog_kernel_drops, nflog_kernel_drops_closed;
 	struct proc_pending *proc_pending; /* records whose step was not reported yet */
 	size_t n_proc_pending;
 	struct loop *loop;

@@ -15,6 +15,7 @@
 #include "cgroup-stats.h"
 #include "daemon.h"
 #include "proc-events.h"
+#include "nflog-events.h"
 #include "seccomp-events.h"
 #include "macro.h"
 #include "store.h"
@@ -415,6 +416,8 @@ int main(int argc, char **argv)
 		log_errno(r, "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
 		return log_errno(r, "process tracer timer"), 1;
+	if ((r = nflog_events_start(&d)) < 0)
+		return log_errno(r, "NFLOG reader"), 1;
 	if ((r = seccomp_events_start(&d)) < 0)
 		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
 	if (d.cfg.stats_period_ns > 0 &&
@@ -434,6 +437,7 @@ int main(int argc, char **argv)
 
 	proc_events_stop(&d);
 	seccomp_events_stop(&d);
+	nflog_events_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
 	writer_free(d.writer);

@@ -129,3 +129,17 @@ assert_no_leftovers() {
 	[ -z "$left" ] || fail "left on the host: $left"
 	ok "nothing left on the host ($1)"
 }
+
+# world_up: brings the test world (tests/world) up in $T/world, taken down when the test ends,
+# and points the gate at it: its outside link in the world's network, its DNS at the world's.
+world_up() {
+	WORLDSH=$FB_ROOT/tests/world/world.sh
+	WORLD=$T/world
+	mkdir -p "$WORLD"
+	FB_CLEANUP_AFTER='bash "$WORLDSH" down "$WORLD" >/dev/null 2>&1'
+	bash "$WORLDSH" up -t 300 "$WORLD" >"$T/world-up.log" 2>&1 || {
+		cat "$T/world-up.log"
+		fail "world up"
+	}
+	printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$FB_CONF"
+}

@@ -5,13 +5,8 @@
 # holds each tool to its own rules (an address outside them is dropped and logged there).
 . "$(dirname "$0")/../lib.sh"
 fb_setup
-WORLDSH=$FB_ROOT/tests/world/world.sh
-WORLD=$T/world
-mkdir -p "$WORLD"
-FB_CLEANUP_AFTER='bash "$WORLDSH" down "$WORLD" >/dev/null 2>&1'
 
-bash "$WORLDSH" up -t 300 "$WORLD" >"$T/world-up.log" 2>&1 || { cat "$T/world-up.log"; fail "world up"; }
-printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$FB_CONF"
+world_up
 start_daemon
 create_sandbox pt1 "$FB_ROOT/tests/policies/egress-tools.json"
 copy_in pt1 "$FB_ROOT/tests/attacks/reach.py"
@@ -62,21 +57,19 @@ ok "install_deps reaches the registry's other port"
 
 # Past the hook but not the gate: install_deps may use port 443 (its host rule), but the C2's
 # address is not one the DNS gate handed out for that rule: the gate drops and logs it.
-ip netns exec firebreak-gate tcpdump -i nflog:7301 -U -w "$T/nflog.pcap" >"$T/nflog.log" 2>&1 &
-nflog=$!
-FB_PIDS="$FB_PIDS $nflog"
 bash "$WORLDSH" capture-start "$WORLD" gate || fail "capture-start"
 sleep 0.5
 out=$(reach install_deps tcp 203.0.113.66 443)
 [ "$(field "$out" ok)" = "False" ] || fail "install_deps reached the C2: $out"
-sleep 0.3
+sleep 1.5 # the monitor stores a destination's denied packets once a second
 assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" gate)" "0" "nothing reached the world"
-kill -INT "$nflog"
-wait "$nflog" 2>/dev/null
-python3 "$FB_ROOT/tests/world/nflog.py" "$T/nflog.pcap" | grep -q '"prefix": "firebreak:pt1 *", "family": 4, "dst": "203.0.113.66", "proto": 6, "dport": 443' \
-	|| python3 "$FB_ROOT/tests/world/nflog.py" "$T/nflog.pcap" | grep '"dst": "203.0.113.66"' | grep -q 'firebreak:pt1' \
-	|| fail "the gate did not log install_deps's attempt on the C2"
-ok "an address outside the tool's rules is dropped and logged at the gate"
+"$FB" timeline pt1 --json | python3 -c '
+import json, sys
+d = [e["fields"] for e in map(json.loads, sys.stdin) if e["kind"] == "net.denied"]
+hit = [f for f in d if f["dst"] == "203.0.113.66" and f["proto"] == "tcp" and f["port"] == 443]
+assert hit and all(f["src"] == sys.argv[1] for f in hit), d
+' "$src_install" || fail "the gate did not log install_deps's attempt on the C2 (from $src_install)"
+ok "an address outside the tool's rules is dropped at the gate, logged from install_deps's address"
 
 check "destroy" "$FB" destroy pt1
 assert_no_leftovers "after the per-tool egress tests"
