@@ -18,8 +18,8 @@ const volatile __u64 wakeup_bytes = 64 << 10;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, PROC_TRACE_WATCH_MAX);
-	__type(key, __u64);  /* a sandbox's cgroup id */
-	__type(value, __u8);
+	__type(key, __u64); /* a sandbox's cgroup id */
+	__type(value, struct proc_trace_watch);
 } watched SEC(".maps");
 
 struct {
@@ -34,14 +34,15 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-static __always_inline int is_watched(void)
+static __always_inline struct proc_trace_watch *watched_sandbox(void)
 {
 	__u64 sb = bpf_get_current_ancestor_cgroup_id(PROC_TRACE_SANDBOX_LEVEL);
 
-	return bpf_map_lookup_elem(&watched, &sb) != NULL;
+	return bpf_map_lookup_elem(&watched, &sb);
 }
 
-static __always_inline struct proc_trace_event *reserve(__u32 kind)
+/* A record's room in the ring; a failure is counted for the sandbox and in the total. */
+static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u32 kind)
 {
 	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -50,6 +51,8 @@ static __always_inline struct proc_trace_event *reserve(__u32 kind)
 
 		if (n)
 			*n += 1;
+		if (kind < PROC_TRACE_KINDS)
+			__sync_fetch_and_add(&w->lost[kind], 1);
 		return NULL;
 	}
 	e->ts = bpf_ktime_get_boot_ns();
@@ -77,12 +80,13 @@ static __always_inline void submit(struct proc_trace_event *e)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	struct proc_trace_watch *w = watched_sandbox();
 	struct proc_trace_event *e;
 	unsigned long start, end, len;
 
-	if (!is_watched())
+	if (!w)
 		return 0;
-	e = reserve(PROC_TRACE_EXEC);
+	e = reserve(w, PROC_TRACE_EXEC);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(p, tgid);
@@ -103,12 +107,13 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
+	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
 
 	/* New processes only; threads share their process's identity. */
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !is_watched())
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox()))
 		return 0;
-	e = reserve(PROC_TRACE_FORK);
+	e = reserve(w, PROC_TRACE_FORK);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(child, tgid);
@@ -120,11 +125,12 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
+	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
 
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !is_watched())
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !(w = watched_sandbox()))
 		return 0;
-	e = reserve(PROC_TRACE_EXIT);
+	e = reserve(w, PROC_TRACE_EXIT);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(p, tgid);

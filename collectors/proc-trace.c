@@ -26,7 +26,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int proc_tracer_new(struct proc_tracer **ret)
+int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 {
 	struct proc_tracer *t = calloc(1, sizeof(*t));
 	int r;
@@ -36,6 +36,13 @@ int proc_tracer_new(struct proc_tracer **ret)
 	t->skel = proc_trace__open();
 	if (!t->skel) {
 		r = log_errno(-errno, "process tracer: open");
+		goto fail;
+	}
+	/* Wake the reader at a quarter full, at most 64 KiB: a small ring must not sit full. */
+	t->skel->rodata->wakeup_bytes = ring_size / 4 < (64 << 10) ? ring_size / 4 : (64 << 10);
+	if ((r = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring_size)) < 0) {
+		log_errno(r, "process tracer: ring buffer of %llu bytes",
+			  (unsigned long long)ring_size);
 		goto fail;
 	}
 	if ((r = proc_trace__load(t->skel)) < 0 || (r = proc_trace__attach(t->skel)) < 0) {
@@ -70,11 +77,15 @@ int proc_tracer_fd(struct proc_tracer *t)
 
 int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, int on)
 {
-	__u8 one = 1;
+	struct proc_trace_watch zero = { { 0 } };
 	int fd = bpf_map__fd(t->skel->maps.watched);
 
+	/* Watching again keeps the counts: a sandbox's loss is never reset under the reader. */
 	if (on)
-		return bpf_map_update_elem(fd, &sandbox_cgid, &one, BPF_ANY) < 0 ? -errno : 0;
+		return bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) < 0 &&
+				       errno != EEXIST
+			       ? -errno
+			       : 0;
 	return bpf_map_delete_elem(fd, &sandbox_cgid) < 0 && errno != ENOENT ? -errno : 0;
 }
 
@@ -102,5 +113,26 @@ void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])
 			continue;
 		for (int c = 0; c < ncpu; c++)
 			ret[k] += per[c];
+	}
+}
+
+void proc_tracer_lost_each(struct proc_tracer *t,
+			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data),
+			   void *data)
+{
+	int fd = bpf_map__fd(t->skel->maps.watched);
+	__u64 key, next, *prev = NULL;
+	struct proc_trace_watch w;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(fd, &next, &w) == 0) {
+			uint64_t lost[PROC_TRACE_KINDS];
+
+			for (int k = 0; k < PROC_TRACE_KINDS; k++)
+				lost[k] = w.lost[k];
+			fn(next, lost, data);
+		}
+		key = next;
+		prev = &key;
 	}
 }

@@ -14,6 +14,11 @@
 
 enum proc_trace_kind { PROC_TRACE_EXEC, PROC_TRACE_FORK, PROC_TRACE_EXIT, PROC_TRACE_KINDS };
 
+/* A watched sandbox: the records the kernel could not reserve room for, per kind. */
+struct proc_trace_watch {
+	__u64 lost[PROC_TRACE_KINDS];
+};
+
 struct proc_trace_event {
 	__u64 ts;		/* ns, CLOCK_BOOTTIME (bpf_ktime_get_boot_ns) */
 	__u64 cgroup_id;	/* the task's own cgroup (its step) */

@@ -11,8 +11,11 @@
 
 struct proc_tracer;
 
-/* Loads and attaches the tracer; 0 and *ret, or -errno (logged). */
-int proc_tracer_new(struct proc_tracer **ret);
+/*
+ * Loads and attaches the tracer with a ring buffer of ring_size bytes (a power of two, a page at
+ * least); 0 and *ret, or -errno (logged).
+ */
+int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret);
 
 /* Detaches and frees it; accepts NULL. */
 void proc_tracer_free(struct proc_tracer *t);
@@ -29,5 +32,10 @@ int proc_tracer_drain(struct proc_tracer *t,
 
 /* Records the kernel could not reserve room for, per kind, since the tracer started. */
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);
+
+/* Calls fn with each watched sandbox's cgroup id and its lost records per kind, so far. */
+void proc_tracer_lost_each(struct proc_tracer *t,
+			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data),
+			   void *data);
 
 #endif

@@ -30,6 +30,7 @@ void config_defaults(struct config *cfg)
 	cfg->trace_reply_buffer_max = 1 << 20;
 	cfg->gate_nflog_group = 7301;
 	cfg->stats_period_ns = 250 * NSEC_PER_MSEC;
+	cfg->proc_ring_size = 4 << 20;
 }
 
 static int set_path(char *dst, const char *value, char *err, size_t errlen)
@@ -142,6 +143,17 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	}
 	if (strcmp(key, "stats_period") == 0)
 		return set_duration(&cfg->stats_period_ns, value, 1, err, errlen);
+	if (strcmp(key, "proc_ring_size") == 0) {
+		/* The kernel wants a power of two, a page at least. */
+		r = set_uint(&v, value, 4096, 1ULL << 30, err, errlen);
+		if (r == 0 && (v & (v - 1))) {
+			snprintf(err, errlen, "must be a power of two");
+			return -EINVAL;
+		}
+		if (r == 0)
+			cfg->proc_ring_size = v;
+		return r;
+	}
 	if (strcmp(key, "gate_uplink") == 0) {
 		size_t n = strlen(value);
 

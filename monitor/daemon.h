@@ -26,6 +26,7 @@ struct cgroup_collector;
 struct proc_tracer;
 struct proc_pending;
 struct nflog_state;
+struct hashmap;
 
 struct daemon {
 	struct config cfg;
@@ -34,7 +35,8 @@ struct daemon {
 	uint64_t proc_events;	     /* process records stored */
 	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
 	uint64_t proc_lost[3];	     /* the kernel's reservation failures, by kind, as last seen */
-	int64_t proc_lost_since;
+	int64_t proc_lost_since;     /* when the tracer started */
+	struct hashmap *proc_loss_seen; /* sandbox → its loss as last reported */
 	int audit_fd;		     /* the audit read-log socket (seccomp refusals), or -1 */
 	uint64_t seccomp_events;     /* refusals stored */
 	uint64_t seccomp_unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "hashmap.h"
 #include "daemon.h"
 #include "macro.h"
 #include "proc-tracer.h"
@@ -185,34 +186,77 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 	return 1;
 }
 
+/* What a sandbox's loss was when last reported, so each monitor.loss event carries a delta. */
+struct proc_loss_seen {
+	char sandbox[64]; /* the map's key */
+	uint64_t lost[PROC_TRACE_KINDS];
+	int64_t since;
+};
+
+/* Stores "N records of sandbox S lost between since and now" if its counts moved. */
+static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data)
+{
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct daemon *d = data;
+	struct proc_loss_seen *seen;
+	const char *sandbox, *tool;
+	struct store_sandbox *sb;
+	int64_t step, now = time_now_ns();
+	json_t *f;
+
+	if (lost[0] + lost[1] + lost[2] == 0 || !registry_cgroup_get(d->registry, cgid, &sandbox,
+								      &step, &tool) ||
+	    !(sb = registry_find(d->registry, sandbox)))
+		return;
+	if (!(seen = hashmap_get(d->proc_loss_seen, sandbox))) {
+		if (!(seen = calloc(1, sizeof(*seen))))
+			return;
+		strscpy(seen->sandbox, sizeof(seen->sandbox), sandbox);
+		seen->since = d->proc_lost_since;
+		if (hashmap_put(d->proc_loss_seen, seen->sandbox, seen) < 0) {
+			free(seen);
+			return;
+		}
+	}
+	if (!memcmp(seen->lost, lost, sizeof(seen->lost)))
+		return;
+	event_init(&op.ev);
+	op.ev.ts = now;
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
+	op.ev.source = EVENT_SOURCE_MONITOR;
+	strcpy(op.ev.kind, "monitor.loss");
+	f = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "stage", "kernel ring buffer", "exec",
+		      (json_int_t)(lost[0] - seen->lost[0]), "fork",
+		      (json_int_t)(lost[1] - seen->lost[1]), "exit",
+		      (json_int_t)(lost[2] - seen->lost[2]), "since", (json_int_t)seen->since,
+		      "until", (json_int_t)now);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	writer_submit(d->writer, &op);
+	memcpy(seen->lost, lost, sizeof(seen->lost));
+	seen->since = now;
+}
+
 void proc_events_drain(struct daemon *d)
 {
 	uint64_t lost[PROC_TRACE_KINDS];
-	struct writer_op op = { .type = WRITER_OP_EVENT };
-	json_t *f;
 
 	if (!d->proc_tracer)
 		return;
 	retry_pending(d);
 	proc_tracer_drain(d->proc_tracer, on_record, d);
-	/* Loss is an event too: the timeline must show where it is blind. */
+	/*
+	 * Loss is an event too, of the sandbox it happened in: the timeline must show where it is
+	 * blind. The total is the cheap check; the per-sandbox counts are read only when it moved.
+	 */
 	proc_tracer_lost(d->proc_tracer, lost);
-	if (lost[0] + lost[1] + lost[2] == d->proc_lost[0] + d->proc_lost[1] + d->proc_lost[2])
+	if (!memcmp(lost, d->proc_lost, sizeof(lost)))
 		return;
-	event_init(&op.ev);
-	op.ev.ts = time_now_ns();
-	op.ev.source = EVENT_SOURCE_MONITOR;
-	strcpy(op.ev.kind, "monitor.loss");
-	f = json_pack("{s:s, s:I, s:I, s:I, s:I}", "stage", "kernel ring buffer", "exec",
-		      (json_int_t)(lost[0] - d->proc_lost[0]), "fork",
-		      (json_int_t)(lost[1] - d->proc_lost[1]), "exit",
-		      (json_int_t)(lost[2] - d->proc_lost[2]), "since", (json_int_t)d->proc_lost_since);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	writer_submit(d->writer, &op);
+	if (d->proc_loss_seen || hashmap_new(&d->proc_loss_seen) == 0)
+		proc_tracer_lost_each(d->proc_tracer, report_loss, d);
 	memcpy(d->proc_lost, lost, sizeof(lost));
-	d->proc_lost_since = time_now_ns();
 }
 
 int proc_events_watch(struct daemon *d, const struct store_sandbox *sb)
@@ -241,7 +285,7 @@ int proc_events_start(struct daemon *d)
 	size_t pos = 0;
 	int r;
 
-	if ((r = proc_tracer_new((struct proc_tracer **)&d->proc_tracer)) < 0)
+	if ((r = proc_tracer_new(d->cfg.proc_ring_size, (struct proc_tracer **)&d->proc_tracer)) < 0)
 		return r;
 	d->proc_lost_since = time_now_ns();
 	if ((r = loop_add(d->loop, proc_tracer_fd(d->proc_tracer), EPOLLIN, on_ready, d)) < 0)
@@ -264,5 +308,14 @@ void proc_events_stop(struct daemon *d)
 	d->proc_unattributed += d->n_proc_pending;
 	free(d->proc_pending);
 	d->proc_pending = NULL;
+	if (d->proc_loss_seen) {
+		struct proc_loss_seen *seen;
+		size_t pos = 0;
+
+		while ((seen = hashmap_next(d->proc_loss_seen, &pos)))
+			free(seen);
+		hashmap_free(d->proc_loss_seen);
+		d->proc_loss_seen = NULL;
+	}
 	d->n_proc_pending = 0;
 }
