@@ -8,6 +8,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -61,6 +62,9 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->exit_code = 0;
 	e->argv_len = 0;
+	e->family = e->sock_type = e->protocol = e->port = 0;
+	e->hook_retval = 0;
+	__builtin_memset(e->addr, 0, sizeof(e->addr));
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
@@ -138,6 +142,84 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	e->exit_code = BPF_CORE_READ(p, exit_code);
 	submit(e);
 	return 0;
+}
+
+/*
+ * Sockets and where they go: cgroup hooks, attached (by link, so they go when the monitor goes)
+ * to each watched sandbox's cgroup after the enforcer's egress hook, which they only watch: they
+ * always pass, and read the verdict the egress hook already gave (bpf_get_retval).
+ */
+SEC("cgroup/sock_create")
+int sock_create(struct bpf_sock *sk)
+{
+	struct proc_trace_watch *w = watched_sandbox();
+	struct proc_trace_event *e;
+
+	if (!w || !(e = reserve(w, PROC_TRACE_SOCKET)))
+		return 1;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = 0;
+	e->family = (__u16)sk->family;
+	e->sock_type = (__u16)sk->type;
+	e->protocol = (__u16)sk->protocol;
+	submit(e);
+	return 1;
+}
+
+/* v6 is a constant: a connect4 program may not even read user_ip6. */
+static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u32 kind, const int v6)
+{
+	struct proc_trace_watch *w = watched_sandbox();
+	struct proc_trace_event *e;
+
+	if (!w || !(e = reserve(w, kind)))
+		return 1;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = 0;
+	e->family = (__u16)ctx->user_family;
+	e->sock_type = (__u16)ctx->type;
+	e->protocol = (__u16)ctx->protocol;
+	e->port = bpf_ntohs((__u16)ctx->user_port);
+	if (!v6) {
+		__u32 a = ctx->user_ip4;
+
+		__builtin_memcpy(e->addr, &a, 4);
+	} else {
+		__u32 a[4];
+
+		a[0] = ctx->user_ip6[0];
+		a[1] = ctx->user_ip6[1];
+		a[2] = ctx->user_ip6[2];
+		a[3] = ctx->user_ip6[3];
+		__builtin_memcpy(e->addr, a, 16);
+	}
+	e->hook_retval = bpf_get_retval();
+	submit(e);
+	return 1;
+}
+
+SEC("cgroup/connect4")
+int connect4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_CONNECT, 0);
+}
+
+SEC("cgroup/connect6")
+int connect6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_CONNECT, 1);
+}
+
+SEC("cgroup/sendmsg4")
+int sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_SENDMSG, 0);
+}
+
+SEC("cgroup/sendmsg6")
+int sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_SENDMSG, 1);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -10,12 +11,23 @@
 #include "macro.h"
 #include "proc-trace.skel.h"
 
+/* The socket hooks attached to one watched sandbox's cgroup. */
+#define SOCKET_HOOKS 5
+struct sandbox_links {
+	uint64_t cgid;
+	struct bpf_link *link[SOCKET_HOOKS];
+};
+
 struct proc_tracer {
 	struct proc_trace *skel;
+	struct sandbox_links *links;
+	size_t n_links, cap_links;
 	struct ring_buffer *rb;
 	void (*fn)(const struct proc_trace_event *e, void *data);
 	void *data;
 };
+
+static void detach_sockets(struct proc_tracer *t, uint64_t cgid);
 
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -65,6 +77,9 @@ void proc_tracer_free(struct proc_tracer *t)
 {
 	if (!t)
 		return;
+	while (t->n_links)
+		detach_sockets(t, t->links[0].cgid);
+	free(t->links);
 	ring_buffer__free(t->rb);
 	proc_trace__destroy(t->skel);
 	free(t);
@@ -75,18 +90,72 @@ int proc_tracer_fd(struct proc_tracer *t)
 	return ring_buffer__epoll_fd(t->rb);
 }
 
-int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, int on)
+static void detach_sockets(struct proc_tracer *t, uint64_t cgid)
+{
+	for (size_t i = 0; i < t->n_links; i++) {
+		if (t->links[i].cgid != cgid)
+			continue;
+		for (int k = 0; k < SOCKET_HOOKS; k++)
+			bpf_link__destroy(t->links[i].link[k]);
+		t->links[i] = t->links[--t->n_links];
+		return;
+	}
+}
+
+/*
+ * Links, not classic attachments: they go when the monitor goes, and they run after the
+ * enforcer's egress hook, which was attached before the sandbox was registered.
+ */
+static int attach_sockets(struct proc_tracer *t, uint64_t cgid, const char *cgroup_dir)
+{
+	struct bpf_program *progs[SOCKET_HOOKS] = { t->skel->progs.sock_create,
+						    t->skel->progs.connect4, t->skel->progs.connect6,
+						    t->skel->progs.sendmsg4, t->skel->progs.sendmsg6 };
+	struct sandbox_links sl = { .cgid = cgid };
+	int fd, r = 0;
+
+	for (size_t i = 0; i < t->n_links; i++)
+		if (t->links[i].cgid == cgid)
+			return 0;
+	if (t->n_links == t->cap_links) {
+		size_t cap = t->cap_links ? 2 * t->cap_links : 16;
+		struct sandbox_links *n = realloc(t->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->links = n;
+		t->cap_links = cap;
+	}
+	if ((fd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (int k = 0; k < SOCKET_HOOKS && r == 0; k++)
+		if (!(sl.link[k] = bpf_program__attach_cgroup(progs[k], fd)))
+			r = -errno;
+	close(fd);
+	if (r < 0) {
+		for (int k = 0; k < SOCKET_HOOKS; k++)
+			bpf_link__destroy(sl.link[k]);
+		return r;
+	}
+	t->links[t->n_links++] = sl;
+	return 0;
+}
+
+int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, const char *cgroup_dir, int on)
 {
 	struct proc_trace_watch zero = { { 0 } };
-	int fd = bpf_map__fd(t->skel->maps.watched);
+	int fd = bpf_map__fd(t->skel->maps.watched), r;
 
+	if (!on) {
+		detach_sockets(t, sandbox_cgid);
+		return bpf_map_delete_elem(fd, &sandbox_cgid) < 0 && errno != ENOENT ? -errno : 0;
+	}
 	/* Watching again keeps the counts: a sandbox's loss is never reset under the reader. */
-	if (on)
-		return bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) < 0 &&
-				       errno != EEXIST
-			       ? -errno
-			       : 0;
-	return bpf_map_delete_elem(fd, &sandbox_cgid) < 0 && errno != ENOENT ? -errno : 0;
+	if (bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) < 0 && errno != EEXIST)
+		return -errno;
+	if (cgroup_dir && (r = attach_sockets(t, sandbox_cgid, cgroup_dir)) < 0)
+		return log_errno(r, "socket hooks on %s", cgroup_dir);
+	return 0;
 }
 
 int proc_tracer_drain(struct proc_tracer *t,

@@ -12,7 +12,15 @@
 /* The cgroup level of a sandbox: / is 0, firebreak 1, firebreak/NAME 2. */
 #define PROC_TRACE_SANDBOX_LEVEL 2
 
-enum proc_trace_kind { PROC_TRACE_EXEC, PROC_TRACE_FORK, PROC_TRACE_EXIT, PROC_TRACE_KINDS };
+enum proc_trace_kind {
+	PROC_TRACE_EXEC,
+	PROC_TRACE_FORK,
+	PROC_TRACE_EXIT,
+	PROC_TRACE_SOCKET,  /* socket() in a watched sandbox */
+	PROC_TRACE_CONNECT, /* connect() to an IPv4/IPv6 address */
+	PROC_TRACE_SENDMSG, /* sendmsg() with a destination (unconnected UDP) */
+	PROC_TRACE_KINDS
+};
 
 /* A watched sandbox: the records the kernel could not reserve room for, per kind. */
 struct proc_trace_watch {
@@ -28,6 +36,15 @@ struct proc_trace_event {
 	__u32 uid;
 	__s32 exit_code;	/* exit: the wait status */
 	__u32 argv_len;
+	/* socket: family, type, protocol; connect and sendmsg: family, type, protocol of the
+	 * socket, the destination, and whether the sandbox's egress hook refused it (retval). */
+	__u16 family;
+	__u16 sock_type;
+	__u16 protocol;
+	__u16 port;
+	__u8 addr[16];
+	__s32 hook_retval;
+	__u32 pad;
 	char comm[16];
 	char path[PROC_TRACE_PATH_MAX];
 	char argv[PROC_TRACE_ARGV_MAX];

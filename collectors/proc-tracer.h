@@ -23,8 +23,11 @@ void proc_tracer_free(struct proc_tracer *t);
 /* An fd that becomes readable when the ring buffer has passed its wake-up watermark. */
 int proc_tracer_fd(struct proc_tracer *t);
 
-/* Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid; 0 or -errno. */
-int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, int on);
+/*
+ * Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid; with cgroup_dir
+ * (its v2 directory), its sockets too. 0 or -errno.
+ */
+int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, const char *cgroup_dir, int on);
 
 /* Calls fn for each waiting record; returns how many, or -errno. */
 int proc_tracer_drain(struct proc_tracer *t,

@@ -149,9 +149,11 @@ int egress_hook_install(const char *cgroup_dir, const struct policy *p, unsigned
 		goto out;
 	}
 	/* Attached the classic way, not by a bpf_link: the cgroup holds them (and their maps)
-	 * after we exit, until it is removed; exec finds them again by querying the cgroup. */
+	 * after we exit, until it is removed; exec finds them again by querying the cgroup.
+	 * ALLOW_MULTI lets the monitor's socket observers run after them (they read the verdict;
+	 * verdicts are ANDed, so no later program can undo a refusal). */
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
-		if (bpf_prog_attach(bpf_program__fd(progs[i]), cg, types[i], 0) < 0) {
+		if (bpf_prog_attach(bpf_program__fd(progs[i]), cg, types[i], BPF_F_ALLOW_MULTI) < 0) {
 			r = log_errno(-errno, "egress hooks: attach to %s", cgroup_dir);
 			goto out;
 		}
@@ -162,29 +164,21 @@ out:
 	return r;
 }
 
-/* Finds the step_tool map of the hooks attached to cg, through the connect4 program. */
-static int find_step_map(int cg)
+/* The step_tool map of the program with id prog_id, or -ENOENT if it has none. */
+static int step_map_of(__u32 prog_id)
 {
-	__u32 ids[4], count = ARRAY_SIZE(ids), map_ids[16];
 	struct bpf_prog_info info = { 0 };
-	__u32 len = sizeof(info);
-	int prog, r = -ENOENT;
+	__u32 len = sizeof(info), map_ids[16];
+	int prog = bpf_prog_get_fd_by_id(prog_id), r;
 
-	if (bpf_prog_query(cg, BPF_CGROUP_INET4_CONNECT, 0, NULL, ids, &count) < 0)
-		return -errno;
-	if (count == 0)
-		return -ENOENT;
-	prog = bpf_prog_get_fd_by_id(ids[0]);
 	if (prog < 0)
 		return -errno;
 	info.nr_map_ids = ARRAY_SIZE(map_ids);
 	info.map_ids = (__u64)(unsigned long)map_ids;
-	if (bpf_obj_get_info_by_fd(prog, &info, &len) < 0) {
-		r = -errno;
-		close(prog);
-		return r;
-	}
+	r = bpf_obj_get_info_by_fd(prog, &info, &len) < 0 ? -errno : 0;
 	close(prog);
+	if (r < 0)
+		return r;
 	for (__u32 i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(map_ids); i++) {
 		struct bpf_map_info mi = { 0 };
 		__u32 mlen = sizeof(mi);
@@ -196,7 +190,26 @@ static int find_step_map(int cg)
 			return fd;
 		close(fd);
 	}
-	return r;
+	return -ENOENT;
+}
+
+/*
+ * Finds the step_tool map of the hooks attached to cg, through the connect4 programs (ours and,
+ * after it, the monitor's observers).
+ */
+static int find_step_map(int cg)
+{
+	__u32 ids[16], count = ARRAY_SIZE(ids);
+
+	if (bpf_prog_query(cg, BPF_CGROUP_INET4_CONNECT, 0, NULL, ids, &count) < 0)
+		return -errno;
+	for (__u32 i = 0; i < count && i < ARRAY_SIZE(ids); i++) {
+		int fd = step_map_of(ids[i]);
+
+		if (fd >= 0)
+			return fd;
+	}
+	return -ENOENT;
 }
 
 int egress_hook_step(const char *cgroup_dir, uint64_t step_cgid, int tool)

@@ -90,6 +90,8 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup)
 		proc_events_watch(d, sb);
+	else if (strcmp(state, "destroyed") == 0)
+		proc_events_unwatch(d, sb);
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 

@@ -50,7 +50,7 @@ json_t *daemon_stats_json(struct daemon *d)
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
 	return json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
-		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
 		(json_int_t)registry_count(d->registry), "trace", "accepted",
 		(json_int_t)d->trace_counters.accepted, "duplicates",
@@ -65,7 +65,9 @@ json_t *daemon_stats_json(struct daemon *d)
 		"stats_rounds_skipped", (json_int_t)d->stats_rounds_skipped, "proc_trace", "stored",
 		(json_int_t)d->proc_events, "unattributed", (json_int_t)d->proc_unattributed,
 		"lost_exec", (json_int_t)d->proc_lost[0], "lost_fork", (json_int_t)d->proc_lost[1],
-		"lost_exit", (json_int_t)d->proc_lost[2], "seccomp", "stored",
+		"lost_exit", (json_int_t)d->proc_lost[2], "lost_socket", (json_int_t)d->proc_lost[3],
+		"lost_connect", (json_int_t)d->proc_lost[4], "lost_sendmsg", (json_int_t)d->proc_lost[5],
+		"seccomp", "stored",
 		(json_int_t)d->seccomp_events, "unattributed", (json_int_t)d->seccomp_unattributed,
 		"unparsed", (json_int_t)d->seccomp_unparsed, "overruns",
 		(json_int_t)d->seccomp_overruns, "nflog", "packets", (json_int_t)d->nflog_packets,

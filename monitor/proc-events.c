@@ -1,6 +1,8 @@
 #include "proc-events.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,34 @@ static json_t *argv_json(const struct proc_trace_event *e)
 	return a;
 }
 
+static const char *family_name(unsigned f)
+{
+	return f == AF_INET ? "inet" : f == AF_INET6 ? "inet6" : f == AF_UNIX ? "unix" :
+	       f == AF_NETLINK ? "netlink" : NULL;
+}
+
+/* net.socket: what was made; net.connect/sendmsg: where to, and the egress hook's verdict. */
+static json_t *socket_json(const struct proc_trace_event *e)
+{
+	const char *fam = family_name(e->family);
+	char addr[INET6_ADDRSTRLEN] = "";
+	json_t *f = json_pack("{s:o, s:i, s:i, s:I}", "family",
+			      fam ? json_string(fam) : json_integer(e->family), "type",
+			      e->sock_type & 0xff, "protocol", e->protocol, "cgroup_id",
+			      (json_int_t)e->cgroup_id);
+
+	if (!f || e->kind == PROC_TRACE_SOCKET)
+		return f;
+	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, addr, sizeof(addr));
+	json_object_set_new(f, "dst", json_string(addr));
+	json_object_set_new(f, "port", json_integer(e->port));
+	/* The enforcer's hook ran first; a refusal there is what the tool saw (EPERM). */
+	json_object_set_new(f, "egress_hook", json_string(e->hook_retval ? "refused" : "passed"));
+	if (e->hook_retval)
+		json_object_set_new(f, "errno", json_integer(-e->hook_retval));
+	return f;
+}
+
 /*
  * A record can beat the enforcer's report of its step (it is sent before the step starts, but the
  * loop may drain the ring buffer first), and a short step's cgroup can be gone by then: such
@@ -143,7 +173,8 @@ static void retry_pending(struct daemon *d)
 /* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
 static int emit(struct daemon *d, const struct proc_trace_event *e)
 {
-	static const char *const kinds[] = { "proc.exec", "proc.fork", "proc.exit" };
+	static const char *const kinds[] = { "proc.exec",   "proc.fork",   "proc.exit",
+					     "net.socket",  "net.connect", "net.sendmsg" };
 	struct writer_op op = { .type = WRITER_OP_EVENT };
 	const char *sandbox, *tool;
 	struct store_sandbox *sb;
@@ -172,6 +203,8 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 		f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
 			      strnlen(e->path, sizeof(e->path)), "argv", argv_json(e), "cgroup_id",
 			      (json_int_t)e->cgroup_id);
+	else if (e->kind >= PROC_TRACE_SOCKET)
+		f = socket_json(e);
 	else if (e->kind == PROC_TRACE_EXIT)
 		f = json_pack("{s:i, s:o, s:I}", "exit_code", (e->exit_code >> 8) & 0xff, "signal",
 			      (e->exit_code & 0x7f) ? json_integer(e->exit_code & 0x7f) : json_null(),
@@ -204,7 +237,11 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	int64_t step, now = time_now_ns();
 	json_t *f;
 
-	if (lost[0] + lost[1] + lost[2] == 0 || !registry_cgroup_get(d->registry, cgid, &sandbox,
+	uint64_t any = 0;
+
+	for (int k = 0; k < PROC_TRACE_KINDS; k++)
+		any |= lost[k];
+	if (!any || !registry_cgroup_get(d->registry, cgid, &sandbox,
 								      &step, &tool) ||
 	    !(sb = registry_find(d->registry, sandbox)))
 		return;
@@ -226,10 +263,13 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
 	op.ev.source = EVENT_SOURCE_MONITOR;
 	strcpy(op.ev.kind, "monitor.loss");
-	f = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "stage", "kernel ring buffer", "exec",
-		      (json_int_t)(lost[0] - seen->lost[0]), "fork",
+	f = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "stage",
+		      "kernel ring buffer", "exec", (json_int_t)(lost[0] - seen->lost[0]), "fork",
 		      (json_int_t)(lost[1] - seen->lost[1]), "exit",
-		      (json_int_t)(lost[2] - seen->lost[2]), "since", (json_int_t)seen->since,
+		      (json_int_t)(lost[2] - seen->lost[2]), "socket",
+		      (json_int_t)(lost[3] - seen->lost[3]), "connect",
+		      (json_int_t)(lost[4] - seen->lost[4]), "sendmsg",
+		      (json_int_t)(lost[5] - seen->lost[5]), "since", (json_int_t)seen->since,
 		      "until", (json_int_t)now);
 	if (f)
 		event_set_fields(&op.ev, f);
@@ -243,6 +283,7 @@ void proc_events_drain(struct daemon *d)
 {
 	uint64_t lost[PROC_TRACE_KINDS];
 
+	_Static_assert(sizeof(d->proc_lost) >= sizeof(lost), "proc_lost holds every kind");
 	if (!d->proc_tracer)
 		return;
 	retry_pending(d);
@@ -261,17 +302,34 @@ void proc_events_drain(struct daemon *d)
 
 int proc_events_watch(struct daemon *d, const struct store_sandbox *sb)
 {
-	char rel[160];
+	char rel[160], dir[PATH_MAX];
 	uint64_t cgid;
 	int r;
 
 	if (!d->proc_tracer)
 		return 0;
 	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
-	if ((r = cgroup_id(rel, &cgid)) < 0)
+	if ((r = cgroup_id(rel, &cgid)) < 0 || (r = cgroup_v2_dir(rel, dir, sizeof(dir))) < 0)
 		return r;
 	registry_cgroup_put(d->registry, cgid, sb->name, EVENT_STEP_NONE, NULL);
-	return proc_tracer_watch(d->proc_tracer, cgid, 1);
+	return proc_tracer_watch(d->proc_tracer, cgid, dir, 1);
+}
+
+void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb)
+{
+	const char *sandbox, *tool;
+	char rel[160];
+	int64_t step;
+	uint64_t cgid;
+
+	if (!d->proc_tracer)
+		return;
+	/* What is in the ring, and the loss so far, still belong to the sandbox. */
+	proc_events_drain(d);
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
+	if (cgroup_id(rel, &cgid) == 0 &&
+	    registry_cgroup_get(d->registry, cgid, &sandbox, &step, &tool))
+		proc_tracer_watch(d->proc_tracer, cgid, NULL, 0);
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)

@@ -13,6 +13,9 @@ int proc_events_start(struct daemon *d);
 /* Watches sandbox sb from now on (its cgroup must exist); 0 or -errno. */
 int proc_events_watch(struct daemon *d, const struct store_sandbox *sb);
 
+/* Stops watching sandbox sb (destroyed): drains first, so nothing of it is left unreported. */
+void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb);
+
 /* Drains what is waiting (the loop's timer and the ring buffer's fd call it). */
 void proc_events_drain(struct daemon *d);
 
