@@ -8,6 +8,7 @@
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,16 +232,19 @@ static void on_frame(u_char *user, const struct pcap_pkthdr *h, const u_char *by
 int nflog_read(struct nflog_reader *r, void (*cb)(const struct nflog_packet *p, void *data),
 	       void *data, uint64_t *unparsed)
 {
+	struct pollfd pfd = { .fd = pcap_get_selectable_fd(r->pcap), .events = POLLIN };
 	int n, total = 0;
 
 	r->cb = cb;
 	r->data = data;
 	r->unparsed = unparsed;
-	while ((n = pcap_dispatch(r->pcap, 1024, on_frame, (u_char *)r)) > 0)
+	/* libpcap's NFLOG reader reports EAGAIN as an error: read only what poll says is there. */
+	while (poll(&pfd, 1, 0) > 0) {
+		if ((n = pcap_dispatch(r->pcap, 1024, on_frame, (u_char *)r)) < 0) {
+			log_warn("libpcap: %s", pcap_geterr(r->pcap));
+			return -EIO;
+		}
 		total += n;
-	if (n < 0) {
-		log_warn("libpcap: %s", pcap_geterr(r->pcap));
-		return -EIO;
 	}
 	return total;
 }

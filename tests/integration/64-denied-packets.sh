@@ -53,6 +53,8 @@ assert n['packets'] == n['packets_stored'] + n['unattributed'] + n['pending'], n
 assert n['unattributed'] == 0 and n['unparsed'] == 0 and n['kernel_drops'] == 0 and n['lost'] == 0, n
 " || fail "NFLOG counters: $("$FB" status --json)"
 ok "every packet read was stored in an event: none dropped, unparsed or unattributed"
+grep 'libpcap' "$FB_LOG" && fail "the NFLOG reader logged errors"
+ok "the NFLOG reader logged no error (an idle non-blocking read is not one)"
 check "destroy" "$FB" destroy dp1
 assert_no_leftovers "after the denied-packet test"
 stop_daemon
