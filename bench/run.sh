@@ -8,3 +8,4 @@ trap 'rm -rf "$DIR"' EXIT
 bash "$ROOT/bench/bench_trace.sh" "${BENCH_TRACE_LINES:-100000}"
 bash "$ROOT/bench/bench_exec.sh" "${BENCH_EXEC_RUNS:-200}"
 bash "$ROOT/bench/bench_egress.sh" "${BENCH_EGRESS_MIB:-1024}" "${BENCH_EGRESS_RUNS:-9}"
+bash "$ROOT/bench/bench_collectors.sh" "${BENCH_COLLECTORS_REPS:-7}"
