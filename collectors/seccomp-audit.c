@@ -105,10 +105,13 @@ int seccomp_audit_parse(const char *text, size_t len, struct seccomp_denial *ret
 {
 	long long pid, uid, arch, nr, code, sig;
 	unsigned long long sec, ms, serial;
-	const char *p = memmem(text, len, "audit(", 6);
+	const char *p;
 	char stamp[64];
 	size_t n;
 
+	/* The netlink payload is padded past the text's NUL with bytes that are not the record's. */
+	len = strnlen(text, len);
+	p = memmem(text, len, "audit(", 6);
 	memset(ret, 0, sizeof(*ret));
 	if (!p)
 		return -EINVAL;

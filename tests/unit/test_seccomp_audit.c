@@ -58,6 +58,17 @@ static void test_decodes_hex_names_and_does_not_confuse_auid_with_uid(void **sta
 	assert_string_equal(seccomp_action_name(d.code), "kill_process");
 }
 
+static void test_ignores_the_padding_after_the_text(void **state)
+{
+	/* As the kernel hands it over: the text, its NUL, then padding that is not the record's
+	 * (here it would supply the pid the record lacks). */
+	static const char rec[] = "audit(5.006:7): uid=0 comm=\"c\" sig=0 arch=c000003e "
+				  "syscall=110 compat=0 code=0x50000\0 pid=77";
+	struct seccomp_denial d;
+
+	assert_int_equal(seccomp_audit_parse(rec, sizeof(rec) - 1, &d), -EINVAL);
+}
+
 static void test_refuses_records_missing_what_attribution_needs(void **state)
 {
 	struct seccomp_denial d;
@@ -77,6 +88,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_a_kernel_record),
 		cmocka_unit_test(test_decodes_hex_names_and_does_not_confuse_auid_with_uid),
+		cmocka_unit_test(test_ignores_the_padding_after_the_text),
 		cmocka_unit_test(test_refuses_records_missing_what_attribution_needs),
 	};
 
