@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "macro.h"
 
 #ifndef AUDIT_NLGRP_READLOG
@@ -109,7 +110,7 @@ int seccomp_audit_parse(const char *text, size_t len, struct seccomp_denial *ret
 	char stamp[64];
 	size_t n;
 
-	/* The netlink payload is padded past the text's NUL with bytes that are not the record's. */
+	/* A NUL ends the text even where len says more: what follows is not the record's. */
 	len = strnlen(text, len);
 	p = memmem(text, len, "audit(", 6);
 	memset(ret, 0, sizeof(*ret));
@@ -159,6 +160,7 @@ int seccomp_audit_read(int fd, void (*cb)(const struct seccomp_denial *d, void *
 	struct audit_reply rep;
 	struct seccomp_denial d;
 	int n = 0, r;
+	size_t len;
 
 	for (;;) {
 		r = audit_get_reply(fd, &rep, GET_REPLY_NONBLOCKING, MSG_DONTWAIT);
@@ -170,6 +172,10 @@ int seccomp_audit_read(int fd, void (*cb)(const struct seccomp_denial *d, void *
 			continue;
 		}
 		if (r < 0) {
+			static unsigned shown;
+
+			if (shown++ < 5)
+				log_warn_errno(r, "audit: unreadable netlink message");
 			c->unparsed++;
 			if (r == -EBADF || r == -ENOTSOCK)
 				return r;
@@ -177,7 +183,19 @@ int seccomp_audit_read(int fd, void (*cb)(const struct seccomp_denial *d, void *
 		}
 		if (rep.type != AUDIT_SECCOMP)
 			continue;
-		if (seccomp_audit_parse(rep.message, (size_t)rep.len, &d) < 0) {
+		/*
+		 * libaudit's rep.len is the whole netlink message, header included; the text is what
+		 * follows the header, not NUL-terminated, and the buffer beyond it holds stale bytes of
+		 * earlier messages (which made records fail to parse, or worse).
+		 */
+		len = rep.len >= NLMSG_HDRLEN ? (size_t)rep.len - NLMSG_HDRLEN : 0;
+		if (seccomp_audit_parse(rep.message, len, &d) < 0) {
+			/* Shown (the first few), so that a format change is noticed, not just counted. */
+			static unsigned shown;
+
+			if (shown++ < 5)
+				log_warn("audit: unparsed AUDIT_SECCOMP record: %.*s", (int)len,
+					 rep.message);
 			c->unparsed++;
 			continue;
 		}

@@ -33,7 +33,8 @@ done
 # Kill the daemon once a fair part, but not all, is stored.
 stored=0
 for _ in $(seq 600); do
-	stored=$("$FB" status --json 2>/dev/null | sed -n 's/.*"events":\([0-9]*\).*/\1/p')
+	stored=$("$FB" status --json 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["writer"]["events"])' 2>/dev/null)
 	[ "${stored:-0}" -ge $((TOTAL / 4)) ] && break
 	sleep 0.02
 done
