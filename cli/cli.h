@@ -31,6 +31,7 @@ int cli_timeline(struct cli *cli, int argc, char **argv);
 int cli_trace(struct cli *cli, int argc, char **argv);
 int cli_register(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
+int cli_trace_syscalls(struct cli *cli, int argc, char **argv);
 int cli_create(struct cli *cli, int argc, char **argv);
 int cli_exec(struct cli *cli, int argc, char **argv);
 int cli_destroy(struct cli *cli, int argc, char **argv);

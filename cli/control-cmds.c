@@ -1,6 +1,9 @@
-/* firebreak register and firebreak status: short requests to the monitor's control socket. */
+/*
+ * firebreak register, status and trace-syscalls: short requests to the monitor's control socket.
+ */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "event.h"
@@ -93,6 +96,39 @@ int cli_status(struct cli *cli, int argc, char **argv)
 		printf("firebreakd is running (store %s)\n", cli->cfg.db);
 	puts(text ? text : "{}");
 	free(text);
+	json_decref(reply);
+	return 0;
+}
+
+static const char trace_syscalls_usage[] =
+	"Usage: firebreak trace-syscalls NAME on|off\n"
+	"Switches the monitor's syscall flight recorder for sandbox NAME: every syscall its processes\n"
+	"make becomes a sys.enter event (number, name, raw arguments). An escalation: while it is on,\n"
+	"every process on this host takes the slow syscall path.\n";
+
+int cli_trace_syscalls(struct cli *cli, int argc, char **argv)
+{
+	json_t *req, *reply = NULL;
+	const char *name, *sw;
+	int r;
+
+	if ((r = parse_simple(argc, argv, 2, trace_syscalls_usage, NULL)) >= 0)
+		return r;
+	name = argv[optind];
+	sw = argv[optind + 1];
+	if (strcmp(sw, "on") != 0 && strcmp(sw, "off") != 0)
+		return cli_fail("trace-syscalls", "say on or off, not '%s'", sw);
+	req = json_pack("{s:s, s:s, s:b}", "op", "trace-syscalls", "sandbox", name, "on",
+			strcmp(sw, "on") == 0);
+	r = req ? cli_control(cli, req, &reply) : -ENOMEM;
+	json_decref(req);
+	if (r < 0)
+		return 1;
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		r = reply_error("trace-syscalls", reply);
+		json_decref(reply);
+		return r;
+	}
 	json_decref(reply);
 	return 0;
 }

@@ -16,6 +16,8 @@ static const struct cli_command commands[] = {
 	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace, 0 },
 	{ "register", "register a sandbox name with the monitor", cli_register, 0 },
 	{ "status", "ask the monitor whether it runs, and for its counters", cli_status, 0 },
+	{ "trace-syscalls", "switch a sandbox's syscall flight recorder on or off", cli_trace_syscalls,
+	  0 },
 	{ "create", "build a sandbox from a policy", cli_create, 1 },
 	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec, 1 },
 	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy, 1 },

@@ -5,8 +5,9 @@
 #include <stdio.h>
 
 #include "daemon.h"
-#include "proc-events.h"
 #include "macro.h"
+#include "proc-events.h"
+#include "syscall-events.h"
 #include "timeutil.h"
 
 typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
@@ -90,8 +91,10 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup)
 		proc_events_watch(d, sb);
-	else if (strcmp(state, "destroyed") == 0)
+	else if (strcmp(state, "destroyed") == 0) {
+		syscall_events_set(d, sb, 0);
 		proc_events_unwatch(d, sb);
+	}
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 
@@ -149,6 +152,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			/* The step's last records are in the ring buffer already (it has ended):
 			 * attribute them before its cgroup is forgotten. */
 			proc_events_drain(d);
+			syscall_events_drain(d);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
 		}
 	}
@@ -160,10 +164,32 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	writer_submit(d->writer, &wop);
 }
 
+/* {"op":"trace-syscalls","sandbox":NAME,"on":BOOL}: the flight recorder, an escalation. */
+static void op_trace_syscalls(struct daemon *d, struct lineserver *ls, uint64_t token,
+			      uint64_t lineno, json_t *req)
+{
+	struct store_sandbox *sb;
+	const char *op, *name;
+	json_error_t jerr;
+	int on, r;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:b}", "op", &op, "sandbox", &name,
+			   "on", &on) < 0)
+		return refuse(d, ls, token, lineno, jerr.text);
+	if (!(sb = registry_find(d->registry, name)))
+		return refuse(d, ls, token, lineno, "unknown sandbox");
+	if (on && strcmp(sb->state, "running") != 0)
+		return refuse(d, ls, token, lineno, "the sandbox is not running");
+	if ((r = syscall_events_set(d, sb, on)) < 0)
+		return refuse(d, ls, token, lineno, "the syscall recorder could not be started");
+	reply_json(ls, token, json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
+}
+
 static const struct {
 	const char *name;
 	control_fn fn;
 } dispatch[] = {
+	{ "trace-syscalls", op_trace_syscalls },
 	{ "ping", op_ping },
 	{ "stats", op_stats },
 	{ "register", op_register },

@@ -50,7 +50,7 @@ json_t *daemon_stats_json(struct daemon *d)
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
 	return json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
-		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}}",
+		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
 		(json_int_t)registry_count(d->registry), "trace", "accepted",
 		(json_int_t)d->trace_counters.accepted, "duplicates",
@@ -75,5 +75,7 @@ json_t *daemon_stats_json(struct daemon *d)
 		(json_int_t)nflog_events_pending(d), "events", (json_int_t)d->nflog_events,
 		"unattributed", (json_int_t)d->nflog_unattributed, "unparsed",
 		(json_int_t)d->nflog_unparsed, "lost", (json_int_t)d->nflog_lost, "kernel_drops",
-		(json_int_t)d->nflog_kernel_drops);
+		(json_int_t)d->nflog_kernel_drops, "syscall_recorder", "sandboxes",
+		(json_int_t)d->n_recorders, "stored", (json_int_t)d->syscall_events, "unattributed",
+		(json_int_t)d->syscall_unattributed, "lost", (json_int_t)d->syscall_lost);
 }

@@ -26,6 +26,7 @@ struct cgroup_collector;
 struct proc_tracer;
 struct proc_pending;
 struct nflog_state;
+struct syscall_recorder;
 struct hashmap;
 
 struct daemon {
@@ -42,6 +43,9 @@ struct daemon {
 	uint64_t seccomp_unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
 	uint64_t seccomp_unparsed;   /* audit messages that did not parse */
 	uint64_t seccomp_overruns;   /* audit socket overflows: the kernel dropped records */
+	struct syscall_recorder *recorders; /* the flight recorders switched on */
+	size_t n_recorders;
+	uint64_t syscall_events, syscall_unattributed, syscall_lost;
 	struct nflog_state *nflog;   /* the gate's denied packets */
 	uint64_t nflog_packets;	     /* packets read */
 	uint64_t nflog_packets_stored; /* packets counted in stored net.denied events */

@@ -17,6 +17,7 @@
 #include "proc-events.h"
 #include "nflog-events.h"
 #include "seccomp-events.h"
+#include "syscall-events.h"
 #include "macro.h"
 #include "store.h"
 #include "timeutil.h"
@@ -201,6 +202,7 @@ static void on_stats(struct loop *l, uint64_t n, void *data)
 static void on_proc_tick(struct loop *l, uint64_t n, void *data)
 {
 	proc_events_drain(data);
+	syscall_events_drain(data);
 }
 
 static void on_signal(struct loop *l, int signo, void *data)
@@ -435,6 +437,7 @@ int main(int argc, char **argv)
 	}
 	r = loop_run(d.loop);
 
+	syscall_events_stop(&d);
 	proc_events_stop(&d);
 	seccomp_events_stop(&d);
 	nflog_events_stop(&d);

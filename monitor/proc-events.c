@@ -16,8 +16,7 @@
 #include "proc-tracer.h"
 #include "timeutil.h"
 
-/* Boot-time ns (the kernel's timestamps) to wall-clock ns. */
-static int64_t boot_to_wall(uint64_t boot_ns)
+int64_t proc_events_wall_ns(uint64_t boot_ns)
 {
 	struct timespec rt, bt;
 
@@ -32,8 +31,8 @@ static int64_t boot_to_wall(uint64_t boot_ns)
  * record can arrive before that report, so a miss looks the id up under firebreak/ (a cgroup's
  * id is its directory's inode) and remembers what it found.
  */
-static int resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
-		   const char **tool)
+int proc_events_resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
+			const char **tool)
 {
 	char root[PATH_MAX], dir[PATH_MAX + 300], sub[PATH_MAX + 600];
 	struct dirent *s, *c;
@@ -183,11 +182,11 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 
 	if (e->kind >= PROC_TRACE_KINDS)
 		return 1;
-	if (!resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	if (!proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
 	    !(sb = registry_find(d->registry, sandbox)))
 		return 0;
 	event_init(&op.ev);
-	op.ev.ts = boot_to_wall(e->ts);
+	op.ev.ts = proc_events_wall_ns(e->ts);
 	op.ev.sandbox_id = sb->id;
 	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
 	op.ev.step = step;

@@ -7,6 +7,16 @@
 struct daemon;
 struct store_sandbox;
 
+/*
+ * Which sandbox, step and tool the cgroup with id cgid is (the registry, else a look under
+ * firebreak/); 1 and the fields, or 0 if no sandbox's.
+ */
+int proc_events_resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
+			const char **tool);
+
+/* Boot-time ns (the kernel's timestamps) to wall-clock ns. */
+int64_t proc_events_wall_ns(uint64_t boot_ns);
+
 /* Loads the tracer, watches every running sandbox, and drains into the loop; 0 or -errno. */
 int proc_events_start(struct daemon *d);
 

@@ -1,0 +1,182 @@
+#include "syscall-events.h"
+
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "daemon.h"
+#include "macro.h"
+#include "proc-events.h"
+#include "syscall-tracer.h"
+#include "timeutil.h"
+
+struct syscall_recorder {
+	char sandbox[64];
+	struct syscall_tracer *tracer;
+	uint64_t lost_seen;
+	int64_t since;
+};
+
+static struct syscall_recorder *find(struct daemon *d, const char *sandbox)
+{
+	for (size_t i = 0; i < d->n_recorders; i++)
+		if (strcmp(d->recorders[i].sandbox, sandbox) == 0)
+			return &d->recorders[i];
+	return NULL;
+}
+
+struct drain_ctx {
+	struct daemon *d;
+	const char *sandbox; /* the recorder's: its filter lets no other sandbox's task through */
+};
+
+static void on_record(const struct syscall_trace_event *e, void *data)
+{
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct drain_ctx *c = data;
+	struct daemon *d = c->d;
+	const char *sandbox, *tool = NULL;
+	struct store_sandbox *sb;
+	json_t *f, *args;
+	int64_t step = EVENT_STEP_NONE;
+	char *name;
+
+	/* The step, where the registry knows it (a record can beat its step's report). */
+	if (!proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	    strcmp(sandbox, c->sandbox) != 0) {
+		sandbox = c->sandbox;
+		step = EVENT_STEP_NONE;
+		tool = NULL;
+	}
+	if (!(sb = registry_find(d->registry, sandbox))) {
+		d->syscall_unattributed++;
+		return;
+	}
+	event_init(&op.ev);
+	op.ev.ts = proc_events_wall_ns(e->ts);
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
+	op.ev.step = step;
+	if (tool)
+		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
+	op.ev.source = EVENT_SOURCE_EBPF;
+	strcpy(op.ev.kind, "sys.enter");
+	op.ev.pid = (int32_t)e->pid;
+	op.ev.uid = e->uid;
+	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
+	args = json_array();
+	for (int i = 0; i < 6; i++)
+		json_array_append_new(args, json_integer((json_int_t)e->args[i]));
+	name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)e->nr);
+	f = json_pack("{s:I, s:s?, s:o, s:i}", "nr", (json_int_t)e->nr, "name", name, "args", args,
+		      "tid", (int)e->tid);
+	free(name);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	if (writer_submit(d->writer, &op) == 0)
+		d->syscall_events++;
+}
+
+/* Stores the recorder's new losses as a monitor.loss event of its sandbox. */
+static void report_loss(struct daemon *d, struct syscall_recorder *r)
+{
+	struct writer_op op = { .type = WRITER_OP_EVENT };
+	uint64_t lost = syscall_tracer_lost(r->tracer);
+	struct store_sandbox *sb = registry_find(d->registry, r->sandbox);
+	int64_t now = time_now_ns();
+	json_t *f;
+
+	if (lost == r->lost_seen || !sb)
+		return;
+	event_init(&op.ev);
+	op.ev.ts = now;
+	op.ev.sandbox_id = sb->id;
+	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sb->name);
+	op.ev.source = EVENT_SOURCE_MONITOR;
+	strcpy(op.ev.kind, "monitor.loss");
+	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "syscall recorder ring buffer", "syscalls",
+		      (json_int_t)(lost - r->lost_seen), "since", (json_int_t)r->since, "until",
+		      (json_int_t)now);
+	if (f)
+		event_set_fields(&op.ev, f);
+	json_decref(f);
+	writer_submit(d->writer, &op);
+	d->syscall_lost += lost - r->lost_seen;
+	r->lost_seen = lost;
+	r->since = now;
+}
+
+void syscall_events_drain(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_recorders; i++) {
+		struct drain_ctx c = { d, d->recorders[i].sandbox };
+
+		syscall_tracer_drain(d->recorders[i].tracer, on_record, &c);
+		report_loss(d, &d->recorders[i]);
+	}
+}
+
+static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
+{
+	syscall_events_drain(data);
+}
+
+static void stop_one(struct daemon *d, struct syscall_recorder *r)
+{
+	struct drain_ctx c = { d, r->sandbox };
+
+	syscall_tracer_drain(r->tracer, on_record, &c);
+	report_loss(d, r);
+	loop_remove(d->loop, syscall_tracer_fd(r->tracer));
+	syscall_tracer_free(r->tracer);
+	log_info("syscall recorder off for sandbox %s", r->sandbox);
+	*r = d->recorders[--d->n_recorders];
+}
+
+int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
+{
+	struct syscall_recorder *r = find(d, sb->name), *n;
+	char rel[160];
+	uint64_t cgid;
+	int rc;
+
+	if (!on) {
+		if (r)
+			stop_one(d, r);
+		return 0;
+	}
+	if (r)
+		return 0;
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
+	if ((rc = cgroup_id(rel, &cgid)) < 0)
+		return rc;
+	if (!(n = realloc(d->recorders, (d->n_recorders + 1) * sizeof(*n))))
+		return -ENOMEM;
+	d->recorders = n;
+	r = &d->recorders[d->n_recorders];
+	memset(r, 0, sizeof(*r));
+	strscpy(r->sandbox, sizeof(r->sandbox), sb->name);
+	r->since = time_now_ns();
+	if ((rc = syscall_tracer_new(cgid, &r->tracer)) < 0)
+		return rc;
+	if ((rc = loop_add(d->loop, syscall_tracer_fd(r->tracer), EPOLLIN, on_ready, d)) < 0) {
+		syscall_tracer_free(r->tracer);
+		return rc;
+	}
+	d->n_recorders++;
+	/* It taxes every process on the host while it runs: say so where an operator looks. */
+	log_warn("syscall recorder ON for sandbox %s: every syscall on this host is on the slow "
+		 "path until it is switched off",
+		 sb->name);
+	return 0;
+}
+
+void syscall_events_stop(struct daemon *d)
+{
+	while (d->n_recorders)
+		stop_one(d, &d->recorders[0]);
+	free(d->recorders);
+	d->recorders = NULL;
+}
