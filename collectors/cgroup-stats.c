@@ -84,7 +84,7 @@ static int sample_one(struct cgroup_collector *c, struct writer *w, const struct
 		      const char *rel, int64_t step, const char *tool, int64_t now)
 {
 	struct sample *s = hashmap_get(c->last, rel);
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	struct cgroup_stats st;
 	json_t *f;
 	int r;
@@ -104,23 +104,12 @@ static int sample_one(struct cgroup_collector *c, struct writer *w, const struct
 	}
 	s->st = st;
 	s->round = c->round;
-	event_init(&op.ev);
-	op.ev.ts = now;
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sb->name);
-	op.ev.step = step;
-	if (tool)
-		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
-	op.ev.source = EVENT_SOURCE_CGROUP;
-	strcpy(op.ev.kind, "cgroup.stats");
-	f = stats_json(rel, &st);
-	if (!f || event_set_fields(&op.ev, f) < 0) {
-		json_decref(f);
-		event_clear(&op.ev);
+	writer_event_init(&op, sb, now, step, tool, EVENT_SOURCE_CGROUP, "cgroup.stats");
+	if (!(f = stats_json(rel, &st))) {
+		writer_op_clear(&op);
 		return -ENOMEM;
 	}
-	json_decref(f);
-	r = writer_submit(w, &op);
+	r = writer_submit_event(w, &op, f);
 	return r < 0 ? r : 1;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "bpf-util.h"
 #include "log.h"
 #include "macro.h"
 #include "proc-trace.skel.h"
@@ -172,17 +173,10 @@ int proc_tracer_drain(struct proc_tracer *t,
 
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.lost);
+	int fd = bpf_map__fd(t->skel->maps.lost);
 
-	for (__u32 k = 0; k < PROC_TRACE_KINDS; k++) {
-		uint64_t per[256] = { 0 };
-
-		ret[k] = 0;
-		if (ncpu <= 0 || ncpu > 256 || bpf_map_lookup_elem(fd, &k, per) < 0)
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			ret[k] += per[c];
-	}
+	for (__u32 k = 0; k < PROC_TRACE_KINDS; k++)
+		ret[k] = bpf_percpu_sum(fd, k);
 }
 
 void proc_tracer_lost_each(struct proc_tracer *t,

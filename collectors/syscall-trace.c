@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "bpf-util.h"
 #include "log.h"
 #include "syscall-trace.skel.h"
 
@@ -80,13 +81,5 @@ int syscall_tracer_drain(struct syscall_tracer *t,
 
 uint64_t syscall_tracer_lost(struct syscall_tracer *t)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.sys_lost);
-	uint64_t per[256] = { 0 }, sum = 0;
-	__u32 zero = 0;
-
-	if (ncpu <= 0 || ncpu > 256 || bpf_map_lookup_elem(fd, &zero, per) < 0)
-		return 0;
-	for (int c = 0; c < ncpu; c++)
-		sum += per[c];
-	return sum;
+	return bpf_percpu_sum(bpf_map__fd(t->skel->maps.sys_lost), 0);
 }

@@ -50,7 +50,7 @@ static const char *proto_name(uint8_t p)
 
 static void store_agg(struct daemon *d, const struct nflog_agg *a)
 {
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
 	struct store_sandbox *sb = registry_find(d->registry, a->sandbox);
 	const char *proto = proto_name(a->proto);
@@ -62,21 +62,13 @@ static void store_agg(struct daemon *d, const struct nflog_agg *a)
 	}
 	inet_ntop(a->family, a->src, src, sizeof(src));
 	inet_ntop(a->family, a->dst, dst, sizeof(dst));
-	event_init(&op.ev);
-	op.ev.ts = a->first;
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sb->name);
-	op.ev.source = EVENT_SOURCE_NFLOG;
-	strcpy(op.ev.kind, "net.denied");
+	writer_event_init(&op, sb, a->first, EVENT_STEP_NONE, NULL, EVENT_SOURCE_NFLOG, "net.denied");
 	f = json_pack("{s:I, s:s, s:s, s:o, s:I, s:I, s:I}", "packets", (json_int_t)a->count,
 		      "src", src, "dst", dst,
 		      "proto", proto ? json_string(proto) : json_integer(a->proto),
 		      "port", (json_int_t)a->dport, "first_ts", (json_int_t)a->first, "last_ts",
 		      (json_int_t)a->last);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	if (writer_submit(d->writer, &op) == 0) {
+	if (writer_submit_event(d->writer, &op, f) == 0) {
 		d->nflog_events++;
 		d->nflog_packets_stored += a->count;
 	} else {

@@ -174,7 +174,7 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 {
 	static const char *const kinds[] = { "proc.exec",   "proc.fork",   "proc.exit",
 					     "net.socket",  "net.connect", "net.sendmsg" };
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	const char *sandbox, *tool;
 	struct store_sandbox *sb;
 	int64_t step;
@@ -185,15 +185,8 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 	if (!proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
 	    !(sb = registry_find(d->registry, sandbox)))
 		return 0;
-	event_init(&op.ev);
-	op.ev.ts = proc_events_wall_ns(e->ts);
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
-	op.ev.step = step;
-	if (tool)
-		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
-	op.ev.source = EVENT_SOURCE_EBPF;
-	strcpy(op.ev.kind, kinds[e->kind]);
+	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
+			  kinds[e->kind]);
 	op.ev.pid = (int32_t)e->pid;
 	op.ev.ppid = (int32_t)e->ppid;
 	op.ev.uid = e->uid;
@@ -210,10 +203,7 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 			      "cgroup_id", (json_int_t)e->cgroup_id);
 	else
 		f = json_pack("{s:I}", "cgroup_id", (json_int_t)e->cgroup_id);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	if (writer_submit(d->writer, &op) == 0)
+	if (writer_submit_event(d->writer, &op, f) == 0)
 		d->proc_events++;
 	return 1;
 }
@@ -228,7 +218,7 @@ struct proc_loss_seen {
 /* Stores "N records of sandbox S lost between since and now" if its counts moved. */
 static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data)
 {
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	struct daemon *d = data;
 	struct proc_loss_seen *seen;
 	const char *sandbox, *tool;
@@ -256,12 +246,7 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	}
 	if (!memcmp(seen->lost, lost, sizeof(seen->lost)))
 		return;
-	event_init(&op.ev);
-	op.ev.ts = now;
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
-	op.ev.source = EVENT_SOURCE_MONITOR;
-	strcpy(op.ev.kind, "monitor.loss");
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, "monitor.loss");
 	f = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "stage",
 		      "kernel ring buffer", "exec", (json_int_t)(lost[0] - seen->lost[0]), "fork",
 		      (json_int_t)(lost[1] - seen->lost[1]), "exit",
@@ -270,10 +255,7 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 		      (json_int_t)(lost[4] - seen->lost[4]), "sendmsg",
 		      (json_int_t)(lost[5] - seen->lost[5]), "since", (json_int_t)seen->since,
 		      "until", (json_int_t)now);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	writer_submit(d->writer, &op);
+	writer_submit_event(d->writer, &op, f);
 	memcpy(seen->lost, lost, sizeof(seen->lost));
 	seen->since = now;
 }

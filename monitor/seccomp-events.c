@@ -50,7 +50,7 @@ static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_
 
 static void on_denial(const struct seccomp_denial *s, void *data)
 {
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	struct daemon *d = data;
 	struct store_sandbox *sb;
 	const char *sandbox, *tool;
@@ -63,15 +63,8 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 		d->seccomp_unattributed++;
 		return;
 	}
-	event_init(&op.ev);
-	op.ev.ts = s->ts;
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
-	op.ev.step = step;
-	if (step != EVENT_STEP_NONE && (tool = registry_step_tool(d->registry, sandbox, step)))
-		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
-	op.ev.source = EVENT_SOURCE_AUDIT;
-	strcpy(op.ev.kind, "seccomp.denied");
+	tool = step != EVENT_STEP_NONE ? registry_step_tool(d->registry, sandbox, step) : NULL;
+	writer_event_init(&op, sb, s->ts, step, tool, EVENT_SOURCE_AUDIT, "seccomp.denied");
 	op.ev.pid = s->pid;
 	op.ev.uid = s->uid;
 	strscpy(op.ev.comm, sizeof(op.ev.comm), s->comm);
@@ -86,10 +79,7 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 		      "action", seccomp_action_name(s->code), "exe", s->exe, "serial",
 		      (json_int_t)s->serial);
 	free(name);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	if (writer_submit(d->writer, &op) == 0)
+	if (writer_submit_event(d->writer, &op, f) == 0)
 		d->seccomp_events++;
 }
 

@@ -33,7 +33,7 @@ struct drain_ctx {
 
 static void on_record(const struct syscall_trace_event *e, void *data)
 {
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	struct drain_ctx *c = data;
 	struct daemon *d = c->d;
 	const char *sandbox, *tool = NULL;
@@ -53,15 +53,8 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 		d->syscall_unattributed++;
 		return;
 	}
-	event_init(&op.ev);
-	op.ev.ts = proc_events_wall_ns(e->ts);
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sandbox);
-	op.ev.step = step;
-	if (tool)
-		strscpy(op.ev.tool, sizeof(op.ev.tool), tool);
-	op.ev.source = EVENT_SOURCE_EBPF;
-	strcpy(op.ev.kind, "sys.enter");
+	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
+			  "sys.enter");
 	op.ev.pid = (int32_t)e->pid;
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
@@ -72,17 +65,14 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 	f = json_pack("{s:I, s:s?, s:o, s:i}", "nr", (json_int_t)e->nr, "name", name, "args", args,
 		      "tid", (int)e->tid);
 	free(name);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	if (writer_submit(d->writer, &op) == 0)
+	if (writer_submit_event(d->writer, &op, f) == 0)
 		d->syscall_events++;
 }
 
 /* Stores the recorder's new losses as a monitor.loss event of its sandbox. */
 static void report_loss(struct daemon *d, struct syscall_recorder *r)
 {
-	struct writer_op op = { .type = WRITER_OP_EVENT };
+	struct writer_op op;
 	uint64_t lost = syscall_tracer_lost(r->tracer);
 	struct store_sandbox *sb = registry_find(d->registry, r->sandbox);
 	int64_t now = time_now_ns();
@@ -90,19 +80,11 @@ static void report_loss(struct daemon *d, struct syscall_recorder *r)
 
 	if (lost == r->lost_seen || !sb)
 		return;
-	event_init(&op.ev);
-	op.ev.ts = now;
-	op.ev.sandbox_id = sb->id;
-	strscpy(op.ev.sandbox, sizeof(op.ev.sandbox), sb->name);
-	op.ev.source = EVENT_SOURCE_MONITOR;
-	strcpy(op.ev.kind, "monitor.loss");
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, "monitor.loss");
 	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "syscall recorder ring buffer", "syscalls",
 		      (json_int_t)(lost - r->lost_seen), "since", (json_int_t)r->since, "until",
 		      (json_int_t)now);
-	if (f)
-		event_set_fields(&op.ev, f);
-	json_decref(f);
-	writer_submit(d->writer, &op);
+	writer_submit_event(d->writer, &op, f);
 	d->syscall_lost += lost - r->lost_seen;
 	r->lost_seen = lost;
 	r->since = now;

@@ -301,6 +301,34 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	return 0;
 }
 
+void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,
+		       int64_t step, const char *tool, enum event_source source, const char *kind)
+{
+	memset(op, 0, sizeof(*op));
+	op->type = WRITER_OP_EVENT;
+	event_init(&op->ev);
+	op->ev.ts = ts;
+	op->ev.sandbox_id = sb->id;
+	strscpy(op->ev.sandbox, sizeof(op->ev.sandbox), sb->name);
+	op->ev.step = step;
+	if (tool)
+		strscpy(op->ev.tool, sizeof(op->ev.tool), tool);
+	op->ev.source = source;
+	strscpy(op->ev.kind, sizeof(op->ev.kind), kind);
+}
+
+int writer_submit_event(struct writer *w, struct writer_op *op, json_t *f)
+{
+	int r = f ? event_set_fields(&op->ev, f) : 0;
+
+	json_decref(f);
+	if (r < 0) {
+		writer_op_clear(op);
+		return -ENOMEM;
+	}
+	return writer_submit(w, op);
+}
+
 int writer_full(struct writer *w)
 {
 	int full;

@@ -70,6 +70,19 @@ int writer_fd(struct writer *w);
  */
 int writer_submit(struct writer *w, struct writer_op *op);
 
+/*
+ * Starts op as an event of sandbox sb, the one way every collector fills the common fields:
+ * time, sandbox id and name, step (EVENT_STEP_NONE: none) and tool (NULL: none), source, kind.
+ */
+void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,
+		       int64_t step, const char *tool, enum event_source source, const char *kind);
+
+/*
+ * Sets op's fields from f (taking the reference; NULL: none) and queues it. 0, -ENOMEM if the
+ * fields could not be set (op is then cleared), or writer_submit's error.
+ */
+int writer_submit_event(struct writer *w, struct writer_op *op, json_t *f);
+
 /* Whether queue_max or more operations are waiting: producers should pause. */
 int writer_full(struct writer *w);
 
