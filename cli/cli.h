@@ -32,6 +32,8 @@ int cli_trace(struct cli *cli, int argc, char **argv);
 int cli_register(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
 int cli_trace_syscalls(struct cli *cli, int argc, char **argv);
+int cli_watch(struct cli *cli, int argc, char **argv);
+int cli_unwatch(struct cli *cli, int argc, char **argv);
 int cli_create(struct cli *cli, int argc, char **argv);
 int cli_exec(struct cli *cli, int argc, char **argv);
 int cli_destroy(struct cli *cli, int argc, char **argv);
@@ -46,6 +48,12 @@ int cli_open_store(struct cli *cli, struct store **ret);
  * decrefs). Returns 0, or -errno after printing one line.
  */
 int cli_control(struct cli *cli, json_t *req, json_t **ret);
+
+/*
+ * Sends req (taken; NULL: out of memory) and checks the reply says ok; returns the exit code,
+ * having printed the monitor's reason for a refusal.
+ */
+int cli_control_simple(struct cli *cli, const char *cmd, json_t *req);
 
 /* Prints "firebreak CMD: message" to stderr; returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,5 +1,6 @@
 /*
  * firebreak register, status and trace-syscalls: short requests to the monitor's control socket.
+ * (watch and unwatch are in watch.c.)
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -46,9 +47,22 @@ static int reply_error(const char *cmd, json_t *reply)
 	return cli_fail(cmd, "the monitor refused: %s", err ? err : "(no reason given)");
 }
 
+int cli_control_simple(struct cli *cli, const char *cmd, json_t *req)
+{
+	json_t *reply = NULL;
+	int r;
+
+	r = req ? cli_control(cli, req, &reply) : (cli_fail(cmd, "out of memory"), -ENOMEM);
+	json_decref(req);
+	if (r < 0)
+		return 1;
+	r = json_is_true(json_object_get(reply, "ok")) ? 0 : reply_error(cmd, reply);
+	json_decref(reply);
+	return r;
+}
+
 int cli_register(struct cli *cli, int argc, char **argv)
 {
-	json_t *req, *reply = NULL;
 	int r;
 
 	if ((r = parse_simple(argc, argv, 1, register_usage, NULL)) >= 0)
@@ -57,18 +71,8 @@ int cli_register(struct cli *cli, int argc, char **argv)
 		return cli_fail("register", "'%s' is not a valid sandbox name (1-%d of "
 					    "[A-Za-z0-9_.-], not starting with . or -)",
 				argv[optind], FB_NAME_MAX);
-	req = json_pack("{s:s, s:s}", "op", "register", "sandbox", argv[optind]);
-	r = req ? cli_control(cli, req, &reply) : -ENOMEM;
-	json_decref(req);
-	if (r < 0)
-		return 1;
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		r = reply_error("register", reply);
-		json_decref(reply);
-		return r;
-	}
-	json_decref(reply);
-	return 0;
+	return cli_control_simple(cli, "register",
+				  json_pack("{s:s, s:s}", "op", "register", "sandbox", argv[optind]));
 }
 
 int cli_status(struct cli *cli, int argc, char **argv)
@@ -108,7 +112,6 @@ static const char trace_syscalls_usage[] =
 
 int cli_trace_syscalls(struct cli *cli, int argc, char **argv)
 {
-	json_t *req, *reply = NULL;
 	const char *name, *sw;
 	int r;
 
@@ -118,17 +121,7 @@ int cli_trace_syscalls(struct cli *cli, int argc, char **argv)
 	sw = argv[optind + 1];
 	if (strcmp(sw, "on") != 0 && strcmp(sw, "off") != 0)
 		return cli_fail("trace-syscalls", "say on or off, not '%s'", sw);
-	req = json_pack("{s:s, s:s, s:b}", "op", "trace-syscalls", "sandbox", name, "on",
-			strcmp(sw, "on") == 0);
-	r = req ? cli_control(cli, req, &reply) : -ENOMEM;
-	json_decref(req);
-	if (r < 0)
-		return 1;
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		r = reply_error("trace-syscalls", reply);
-		json_decref(reply);
-		return r;
-	}
-	json_decref(reply);
-	return 0;
+	return cli_control_simple(cli, "trace-syscalls",
+				  json_pack("{s:s, s:s, s:b}", "op", "trace-syscalls", "sandbox",
+					    name, "on", strcmp(sw, "on") == 0));
 }

@@ -15,7 +15,7 @@
 
 /* The last sample of one cgroup, and the round it was last seen in. */
 struct sample {
-	char rel[160];
+	char rel[sizeof(((struct store_sandbox *)0)->cgroup) + 64];
 	struct cgroup_stats st;
 	uint64_t round;
 };
@@ -125,7 +125,7 @@ struct steps_ctx {
 static int sample_step(const char *name, void *data)
 {
 	struct steps_ctx *x = data;
-	char rel[160], *end;
+	char rel[sizeof(x->sb->cgroup) + 64], *end;
 	long long step;
 	int r;
 
@@ -134,7 +134,7 @@ static int sample_step(const char *name, void *data)
 	step = strtoll(name + 5, &end, 10);
 	if (*end || step < 0)
 		return 0;
-	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s/%s", x->sb->name, name);
+	snprintf(rel, sizeof(rel), "%s/%s", x->sb->cgroup, name);
 	r = sample_one(x->c, x->w, x->sb, rel, step,
 		       registry_step_tool(x->reg, x->sb->name, step), x->now);
 	if (r > 0)
@@ -152,16 +152,17 @@ int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, st
 	c->round++;
 	while ((sb = registry_next(reg, &pos))) {
 		struct steps_ctx x = { c, reg, w, sb, now_ns, 0 };
-		char rel[160];
 
 		if (strcmp(sb->state, "running") != 0 || !sb->cgroup[0])
 			continue;
-		/* Our own names only: the registrant says where its cgroup is. */
-		snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
-		r = sample_one(c, w, sb, rel, EVENT_STEP_NONE, NULL, now_ns);
+		/* firebreakd checked the path when the sandbox registered or was adopted. */
+		r = sample_one(c, w, sb, sb->cgroup, EVENT_STEP_NONE, NULL, now_ns);
 		if (r > 0)
 			queued++;
-		cgroup_list_children(rel, sample_step, &x);
+		/* An adopted cgroup's children are its owner's business, not tool-call steps. */
+		if (registry_adopted(sb))
+			continue;
+		cgroup_list_children(sb->cgroup, sample_step, &x);
 		queued += x.queued;
 	}
 	/* Forget cgroups that are gone (steps ended, sandboxes destroyed). */

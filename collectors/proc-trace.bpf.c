@@ -35,15 +35,42 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-static __always_inline struct proc_trace_watch *watched_sandbox(void)
-{
-	__u64 sb = bpf_get_current_ancestor_cgroup_id(PROC_TRACE_SANDBOX_LEVEL);
+/*
+ * The levels watched cgroups sit at, shallowest and deepest (user space keeps them): with only the
+ * enforcer's sandboxes both are 2 and a task costs one lookup; an adopted cgroup elsewhere widens
+ * the range, never past PROC_TRACE_LEVEL_MAX. Watched cgroups never nest (firebreakd refuses it),
+ * so the first hit is the only one.
+ */
+volatile __u32 level_lo = PROC_TRACE_SANDBOX_LEVEL;
+volatile __u32 level_hi = PROC_TRACE_SANDBOX_LEVEL;
 
-	return bpf_map_lookup_elem(&watched, &sb);
+static __always_inline struct proc_trace_watch *watched_sandbox(__u64 *ret_cgid)
+{
+	__u32 lo = level_lo, hi = level_hi;
+
+	for (__u32 level = 1; level <= PROC_TRACE_LEVEL_MAX; level++) {
+		struct proc_trace_watch *w;
+		__u64 id;
+
+		if (level < lo)
+			continue;
+		if (level > hi)
+			break;
+		id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id) /* the task's cgroup is shallower than that */
+			break;
+		w = bpf_map_lookup_elem(&watched, &id);
+		if (w) {
+			*ret_cgid = id;
+			return w;
+		}
+	}
+	return NULL;
 }
 
 /* A record's room in the ring; a failure is counted for the sandbox and in the total. */
-static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u32 kind)
+static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
+							__u32 kind)
 {
 	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
@@ -58,6 +85,7 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	}
 	e->ts = bpf_ktime_get_boot_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->sandbox_cgid = sb_cgid;
 	e->kind = kind;
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->exit_code = 0;
@@ -84,13 +112,14 @@ static __always_inline void submit(struct proc_trace_event *e)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct proc_trace_watch *w = watched_sandbox();
+	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
 	unsigned long start, end, len;
+	__u64 sb;
 
-	if (!w)
+	if (!(w = watched_sandbox(&sb)))
 		return 0;
-	e = reserve(w, PROC_TRACE_EXEC);
+	e = reserve(w, sb, PROC_TRACE_EXEC);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(p, tgid);
@@ -113,11 +142,12 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
+	__u64 sb;
 
 	/* New processes only; threads share their process's identity. */
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox()))
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox(&sb)))
 		return 0;
-	e = reserve(w, PROC_TRACE_FORK);
+	e = reserve(w, sb, PROC_TRACE_FORK);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(child, tgid);
@@ -131,10 +161,11 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
+	__u64 sb;
 
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !(w = watched_sandbox()))
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !(w = watched_sandbox(&sb)))
 		return 0;
-	e = reserve(w, PROC_TRACE_EXIT);
+	e = reserve(w, sb, PROC_TRACE_EXIT);
 	if (!e)
 		return 0;
 	e->pid = BPF_CORE_READ(p, tgid);
@@ -152,10 +183,11 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *sk)
 {
-	struct proc_trace_watch *w = watched_sandbox();
+	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
+	__u64 sb;
 
-	if (!w || !(e = reserve(w, PROC_TRACE_SOCKET)))
+	if (!(w = watched_sandbox(&sb)) || !(e = reserve(w, sb, PROC_TRACE_SOCKET)))
 		return 1;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->ppid = 0;
@@ -169,10 +201,11 @@ int sock_create(struct bpf_sock *sk)
 /* v6 is a constant: a connect4 program may not even read user_ip6. */
 static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u32 kind, const int v6)
 {
-	struct proc_trace_watch *w = watched_sandbox();
+	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
+	__u64 sb;
 
-	if (!w || !(e = reserve(w, kind)))
+	if (!(w = watched_sandbox(&sb)) || !(e = reserve(w, sb, kind)))
 		return 1;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->ppid = 0;

@@ -24,6 +24,7 @@ struct proc_tracer {
 	struct sandbox_links *links;
 	size_t n_links, cap_links;
 	struct ring_buffer *rb;
+	unsigned at_level[PROC_TRACE_LEVEL_MAX + 1]; /* watched cgroups per level */
 	void (*fn)(const struct proc_trace_event *e, void *data);
 	void *data;
 };
@@ -142,18 +143,48 @@ static int attach_sockets(struct proc_tracer *t, uint64_t cgid, const char *cgro
 	return 0;
 }
 
-int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, const char *cgroup_dir, int on)
+/* Tells the kernel side which levels to look at (the shallowest and deepest watched). */
+static void set_levels(struct proc_tracer *t)
+{
+	unsigned lo = 0, hi = 0;
+
+	for (unsigned l = 1; l <= PROC_TRACE_LEVEL_MAX; l++)
+		if (t->at_level[l]) {
+			lo = lo ? lo : l;
+			hi = l;
+		}
+	if (!lo)
+		lo = hi = PROC_TRACE_SANDBOX_LEVEL;
+	/* Widen before narrowing so no watched level is ever out of the range in between. */
+	if (lo < t->skel->data->level_lo)
+		t->skel->data->level_lo = lo;
+	t->skel->data->level_hi = hi;
+	t->skel->data->level_lo = lo;
+}
+
+int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,
+		      const char *cgroup_dir, int on)
 {
 	struct proc_trace_watch zero = { { 0 } };
 	int fd = bpf_map__fd(t->skel->maps.watched), r;
 
+	if (level < 1 || level > PROC_TRACE_LEVEL_MAX)
+		return -ERANGE;
 	if (!on) {
 		detach_sockets(t, sandbox_cgid);
-		return bpf_map_delete_elem(fd, &sandbox_cgid) < 0 && errno != ENOENT ? -errno : 0;
+		if (bpf_map_delete_elem(fd, &sandbox_cgid) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		t->at_level[level]--;
+		set_levels(t);
+		return 0;
 	}
 	/* Watching again keeps the counts: a sandbox's loss is never reset under the reader. */
-	if (bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) < 0 && errno != EEXIST)
+	if (bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) == 0) {
+		t->at_level[level]++;
+		set_levels(t);
+	} else if (errno != EEXIST) {
 		return -errno;
+	}
 	if (cgroup_dir && (r = attach_sockets(t, sandbox_cgid, cgroup_dir)) < 0)
 		return log_errno(r, "socket hooks on %s", cgroup_dir);
 	return 0;

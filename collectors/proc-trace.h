@@ -9,8 +9,12 @@
 #define PROC_TRACE_PATH_MAX 256
 #define PROC_TRACE_ARGV_MAX 512	  /* bytes of argv (NUL-separated) an exec event carries */
 #define PROC_TRACE_WATCH_MAX 4096 /* sandboxes watched at once */
-/* The cgroup level of a sandbox: / is 0, firebreak 1, firebreak/NAME 2. */
+/*
+ * The cgroup level of a sandbox the enforcer made: / is 0, firebreak 1, firebreak/NAME 2. A cgroup
+ * adopted by `firebreak watch` can sit at any level up to PROC_TRACE_LEVEL_MAX.
+ */
 #define PROC_TRACE_SANDBOX_LEVEL 2
+#define PROC_TRACE_LEVEL_MAX 16
 
 enum proc_trace_kind {
 	PROC_TRACE_EXEC,
@@ -30,6 +34,7 @@ struct proc_trace_watch {
 struct proc_trace_event {
 	__u64 ts;		/* ns, CLOCK_BOOTTIME (bpf_ktime_get_boot_ns) */
 	__u64 cgroup_id;	/* the task's own cgroup (its step) */
+	__u64 sandbox_cgid;	/* the watched cgroup it is in (the sandbox's, or an adopted one) */
 	__u32 kind;
 	__u32 pid;		/* host tgid */
 	__u32 ppid;

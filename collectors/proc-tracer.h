@@ -24,10 +24,12 @@ void proc_tracer_free(struct proc_tracer *t);
 int proc_tracer_fd(struct proc_tracer *t);
 
 /*
- * Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid; with cgroup_dir
- * (its v2 directory), its sockets too. 0 or -errno.
+ * Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid and sits at level
+ * (1..PROC_TRACE_LEVEL_MAX; the same on and off); with cgroup_dir (its v2 directory), its sockets
+ * too. Watched cgroups must not nest. 0 or -errno.
  */
-int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, const char *cgroup_dir, int on);
+int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,
+		      const char *cgroup_dir, int on);
 
 /* Calls fn for each waiting record; returns how many, or -errno. */
 int proc_tracer_drain(struct proc_tracer *t,

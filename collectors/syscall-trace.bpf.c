@@ -12,10 +12,10 @@
 
 #include "syscall-trace.h"
 
-/* The cgroup level of a sandbox (as in proc-trace.h): / 0, firebreak 1, firebreak/NAME 2. */
-#define SANDBOX_LEVEL 2
 
 const volatile __u64 sandbox_cgid = 0;
+/* Its level (as in proc-trace.h): 2 for firebreak/NAME, anything for an adopted cgroup. */
+const volatile __u32 sandbox_level = 2;
 const volatile __u64 wakeup_bytes = 64 << 10;
 
 struct {
@@ -37,7 +37,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	__u64 pid_tgid;
 	__u32 zero = 0;
 
-	if (bpf_get_current_ancestor_cgroup_id(SANDBOX_LEVEL) != sandbox_cgid)
+	if (bpf_get_current_ancestor_cgroup_id(sandbox_level) != sandbox_cgid)
 		return 0;
 	e = bpf_ringbuf_reserve(&sys_events, sizeof(*e), 0);
 	if (!e) {

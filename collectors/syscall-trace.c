@@ -25,7 +25,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int syscall_tracer_new(uint64_t cgid, struct syscall_tracer **ret)
+int syscall_tracer_new(uint64_t cgid, unsigned level, struct syscall_tracer **ret)
 {
 	struct syscall_tracer *t = calloc(1, sizeof(*t));
 	int r;
@@ -37,6 +37,7 @@ int syscall_tracer_new(uint64_t cgid, struct syscall_tracer **ret)
 		goto fail;
 	}
 	t->skel->rodata->sandbox_cgid = cgid;
+	t->skel->rodata->sandbox_level = level;
 	if ((r = syscall_trace__load(t->skel)) < 0 || (r = syscall_trace__attach(t->skel)) < 0) {
 		log_errno(r, "syscall recorder: load and attach");
 		goto fail;

@@ -8,8 +8,11 @@
 
 struct syscall_tracer;
 
-/* Loads and attaches a recorder for the sandbox whose cgroup has id cgid; 0 and *ret, or -errno. */
-int syscall_tracer_new(uint64_t cgid, struct syscall_tracer **ret);
+/*
+ * Loads and attaches a recorder for the sandbox whose cgroup has id cgid and sits at level
+ * (cgroup_level()); 0 and *ret, or -errno.
+ */
+int syscall_tracer_new(uint64_t cgid, unsigned level, struct syscall_tracer **ret);
 
 /* Detaches and frees it (the host's syscalls leave the slow path); accepts NULL. */
 void syscall_tracer_free(struct syscall_tracer *t);

@@ -557,6 +557,22 @@ int cgroup_v2_dir(const char *rel, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+int cgroup_within(const char *rel, const char *ancestor)
+{
+	size_t n = strlen(ancestor);
+
+	return strncmp(rel, ancestor, n) == 0 && (rel[n] == '\0' || rel[n] == '/');
+}
+
+unsigned cgroup_level(const char *rel)
+{
+	unsigned level = 1;
+
+	for (; *rel; rel++)
+		level += *rel == '/';
+	return level;
+}
+
 int cgroup_id(const char *rel, uint64_t *ret)
 {
 	char dir[512];

@@ -84,6 +84,12 @@ void cgroup_prune(const char *rel);
 /* Writes the v2 directory of rel into buf; 0 or -errno. */
 int cgroup_v2_dir(const char *rel, char *buf, size_t size);
 
+/* Whether cgroup rel is ancestor or below it ("x/y" is below "x"; "xy" is not). */
+int cgroup_within(const char *rel, const char *ancestor);
+
+/* How deep rel sits below the root: "firebreak" is at level 1, "firebreak/NAME" at 2. */
+unsigned cgroup_level(const char *rel);
+
 /* The v2 cgroup id of rel (what BPF's bpf_get_current_cgroup_id returns). */
 int cgroup_id(const char *rel, uint64_t *ret);
 

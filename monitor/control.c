@@ -4,17 +4,16 @@
  */
 #include <stdio.h>
 
+#include "cgroup.h"
+#include "adopt.h"
+#include "control.h"
 #include "daemon.h"
 #include "macro.h"
 #include "proc-events.h"
 #include "syscall-events.h"
 #include "timeutil.h"
 
-typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
-			   uint64_t lineno, json_t *req);
-
-/* Queues a reply that needs no store write (kept in order with those that do). */
-static void reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
+void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 {
 	_cleanup_free_ char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
@@ -23,7 +22,7 @@ static void reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 		log_error("control: could not queue a reply");
 }
 
-static void refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		   const char *msg)
 {
 	_cleanup_free_ char *reply = daemon_error_reply(lineno, "request", msg);
@@ -38,7 +37,7 @@ static void refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint
 static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		    json_t *req)
 {
-	reply_json(ls, token,
+	control_reply_json(ls, token,
 		   json_pack("{s:b, s:i, s:I, s:i}", "ok", 1, "pid", (int)getpid(), "started_ts",
 			     (json_int_t)d->started_ns, "schema", store_latest_version()));
 }
@@ -46,7 +45,7 @@ static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 static void op_stats(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		     json_t *req)
 {
-	reply_json(ls, token, json_pack("{s:b, s:o}", "ok", 1, "stats", daemon_stats_json(d)));
+	control_reply_json(ls, token, json_pack("{s:b, s:o}", "ok", 1, "stats", daemon_stats_json(d)));
 }
 
 /* {"op":"register","sandbox":NAME[,"state":S][,"cgroup":PATH][,"policy_hash":H]} */
@@ -56,7 +55,7 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	static const char *const states[] = { "registered", "running", "frozen",
 					      "killed",	    "destroyed" };
 	const char *name = NULL, *state = "registered", *cgroup = NULL, *hash = NULL, *op = NULL;
-	struct writer_op wop = { .type = WRITER_OP_SANDBOX, .token = token };
+	char own[sizeof(CGROUP_ROOT_NAME) + FB_NAME_MAX + 1];
 	struct store_sandbox *sb;
 	json_error_t jerr;
 	size_t i;
@@ -65,23 +64,31 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s, s?:s, s?:s}", "op", &op,
 			   "sandbox", &name, "state", &state, "cgroup", &cgroup, "policy_hash",
 			   &hash) < 0)
-		return refuse(d, ls, token, lineno, jerr.text);
+		return control_refuse(d, ls, token, lineno, jerr.text);
 	if (!event_sandbox_name_valid(name))
-		return refuse(d, ls, token, lineno, "invalid sandbox name");
+		return control_refuse(d, ls, token, lineno, "invalid sandbox name");
 	for (i = 0; i < ARRAY_SIZE(states); i++)
 		if (strcmp(state, states[i]) == 0)
 			break;
 	if (i == ARRAY_SIZE(states))
-		return refuse(d, ls, token, lineno, "unknown state");
-	if ((cgroup && strlen(cgroup) >= sizeof(sb->cgroup)) ||
-	    (hash && strlen(hash) >= sizeof(sb->policy_hash)))
-		return refuse(d, ls, token, lineno, "cgroup or policy_hash too long");
+		return control_refuse(d, ls, token, lineno, "unknown state");
+	if (hash && strlen(hash) >= sizeof(sb->policy_hash))
+		return control_refuse(d, ls, token, lineno, "policy_hash too long");
+	/* The enforcer's sandboxes live at firebreak/NAME; anything else is adopted (op watch). */
+	snprintf(own, sizeof(own), CGROUP_ROOT_NAME "/%s", name);
+	if (cgroup && strcmp(cgroup, own) != 0)
+		return control_refuse(d, ls, token, lineno,
+				      "a registered sandbox's cgroup is firebreak/NAME (adopt others "
+				      "with op watch)");
 
 	sb = registry_find(d->registry, name);
+	if (sb && registry_adopted(sb))
+		return control_refuse(d, ls, token, lineno,
+				      "the name belongs to an adopted cgroup (op unwatch)");
 	if (!sb) {
 		r = registry_add(d->registry, name, time_now_ns(), &sb);
 		if (r < 0)
-			return refuse(d, ls, token, lineno, "cannot add the sandbox");
+			return control_refuse(d, ls, token, lineno, "cannot add the sandbox");
 		log_info("sandbox %s registered as id %lld", name, (long long)sb->id);
 	}
 	strcpy(sb->state, state);
@@ -98,11 +105,19 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 
+	control_submit_sandbox(d, ls, token, lineno, sb);
+}
+
+void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,
+			    uint64_t lineno, const struct store_sandbox *sb)
+{
+	struct writer_op wop = { .type = WRITER_OP_SANDBOX, .token = token };
+
 	event_init(&wop.ev);
 	wop.sandbox = malloc(sizeof(*wop.sandbox));
 	wop.msg = NULL;
 	if (wop.sandbox) {
-		json_t *ok = json_pack("{s:b, s:s, s:I}", "ok", 1, "sandbox", name, "id",
+		json_t *ok = json_pack("{s:b, s:s, s:I}", "ok", 1, "sandbox", sb->name, "id",
 				       (json_int_t)sb->id);
 		*wop.sandbox = *sb;
 		wop.msg = ok ? json_dumps(ok, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
@@ -110,7 +125,7 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	}
 	if (!wop.sandbox || !wop.msg) {
 		writer_op_clear(&wop);
-		return refuse(d, ls, token, lineno, "out of memory");
+		return control_refuse(d, ls, token, lineno, "out of memory");
 	}
 	writer_submit(d->writer, &wop);
 }
@@ -125,14 +140,14 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	char err[160];
 
 	if (json_object_size(req) != 2 || !obj)
-		return refuse(d, ls, token, lineno, "event needs exactly {\"op\", \"event\"}");
+		return control_refuse(d, ls, token, lineno, "event needs exactly {\"op\", \"event\"}");
 	if (event_from_json(obj, &wop.ev, err, sizeof(err)) < 0)
-		return refuse(d, ls, token, lineno, err);
+		return control_refuse(d, ls, token, lineno, err);
 	if (wop.ev.sandbox[0]) {
 		sb = registry_find(d->registry, wop.ev.sandbox);
 		if (!sb) {
 			event_clear(&wop.ev);
-			return refuse(d, ls, token, lineno, "unknown sandbox");
+			return control_refuse(d, ls, token, lineno, "unknown sandbox");
 		}
 		wop.ev.sandbox_id = sb->id;
 	}
@@ -159,7 +174,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	wop.msg = strdup("{\"ok\":true}");
 	if (!wop.msg) {
 		event_clear(&wop.ev);
-		return refuse(d, ls, token, lineno, "out of memory");
+		return control_refuse(d, ls, token, lineno, "out of memory");
 	}
 	writer_submit(d->writer, &wop);
 }
@@ -175,14 +190,14 @@ static void op_trace_syscalls(struct daemon *d, struct lineserver *ls, uint64_t 
 
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:b}", "op", &op, "sandbox", &name,
 			   "on", &on) < 0)
-		return refuse(d, ls, token, lineno, jerr.text);
+		return control_refuse(d, ls, token, lineno, jerr.text);
 	if (!(sb = registry_find(d->registry, name)))
-		return refuse(d, ls, token, lineno, "unknown sandbox");
+		return control_refuse(d, ls, token, lineno, "unknown sandbox");
 	if (on && strcmp(sb->state, "running") != 0)
-		return refuse(d, ls, token, lineno, "the sandbox is not running");
+		return control_refuse(d, ls, token, lineno, "the sandbox is not running");
 	if ((r = syscall_events_set(d, sb, on)) < 0)
-		return refuse(d, ls, token, lineno, "the syscall recorder could not be started");
-	reply_json(ls, token, json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
+		return control_refuse(d, ls, token, lineno, "the syscall recorder could not be started");
+	control_reply_json(ls, token, json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
 }
 
 static const struct {
@@ -193,6 +208,8 @@ static const struct {
 	{ "ping", op_ping },
 	{ "stats", op_stats },
 	{ "register", op_register },
+	{ "watch", adopt_op_watch },
+	{ "unwatch", adopt_op_unwatch },
 	{ "event", op_event },
 };
 
@@ -205,11 +222,11 @@ static void control_line(struct lineserver *ls, uint64_t token, uint64_t lineno,
 	json_t *req;
 
 	if (!line)
-		return refuse(d, ls, token, lineno, "request too long");
+		return control_refuse(d, ls, token, lineno, "request too long");
 	req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!req || !json_is_object(req)) {
 		json_decref(req);
-		return refuse(d, ls, token, lineno, "a request must be one JSON object");
+		return control_refuse(d, ls, token, lineno, "a request must be one JSON object");
 	}
 	op = json_string_value(json_object_get(req, "op"));
 	for (size_t i = 0; op && i < ARRAY_SIZE(dispatch); i++) {
@@ -220,7 +237,7 @@ static void control_line(struct lineserver *ls, uint64_t token, uint64_t lineno,
 		}
 	}
 	json_decref(req);
-	refuse(d, ls, token, lineno, "unknown op");
+	control_refuse(d, ls, token, lineno, "unknown op");
 }
 
 static char *control_reply(const struct writer_completion *c, uint64_t lineno, void *data)

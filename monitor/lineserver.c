@@ -26,6 +26,7 @@ struct client {
 	uint64_t lines_in;    /* lines handed to the handler */
 	uint64_t replies_out; /* replies queued to out */
 	int eof;
+	int root; /* the peer is uid 0 (the firebreak group is trusted, but with less) */
 	uint32_t events;
 	uint64_t last_active; /* monotonic ns of the last complete line or reply */
 	uint64_t stalled_since;
@@ -319,6 +320,10 @@ static void accept_event(struct loop *l, int lfd, uint32_t events, void *data)
 			continue;
 		}
 		struct client *c = &ls->clients[slot];
+		struct ucred cred;
+		socklen_t credlen = sizeof(cred);
+
+		c->root = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 && cred.uid == 0;
 		c->fd = fd;
 		c->in_len = c->out_len = c->out_off = 0;
 		c->discarding = c->eof = 0;
@@ -426,6 +431,13 @@ void lineserver_flush(struct lineserver *ls)
 			continue;
 		client_update(ls, c);
 	}
+}
+
+int lineserver_peer_root(struct lineserver *ls, uint64_t token)
+{
+	struct client *c = token_client(ls, token);
+
+	return c && c->root;
 }
 
 int lineserver_reply(struct lineserver *ls, uint64_t token, const char *reply)

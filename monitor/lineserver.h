@@ -69,6 +69,9 @@ void lineserver_complete(struct lineserver *ls, const struct writer_completion *
 /* Sends what replies are queued and updates each client's state; after a round of completions. */
 void lineserver_flush(struct lineserver *ls);
 
+/* Whether the client that sent token's line is root (not only in the firebreak group). */
+int lineserver_peer_root(struct lineserver *ls, uint64_t token);
+
 /* Queues a ready-made reply line (copied) for token, in order with the client's other replies. */
 int lineserver_reply(struct lineserver *ls, uint64_t token, const char *reply);
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "adopt.h"
 #include "cgroup-stats.h"
 #include "daemon.h"
 #include "proc-events.h"
@@ -177,6 +178,7 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 
 	lineserver_tick(d->trace);
 	lineserver_tick(d->control);
+	adopt_reap(d); /* an adopted container that ended */
 	if (writer_full(d->writer)) {
 		lineserver_pause(d->trace, 1);
 		lineserver_pause(d->control, 1);
@@ -412,6 +414,8 @@ int main(int argc, char **argv)
 	    (r = loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d)) < 0 ||
 	    (r = loop_add_timer(d.loop, NSEC_PER_SEC, on_tick, &d)) < 0)
 		return log_errno(r, "event loop"), 1;
+	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says. */
+	adopt_scan(&d);
 	if (start_servers(&d) < 0)
 		return 1;
 	if ((r = proc_events_start(&d)) < 0)

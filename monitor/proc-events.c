@@ -131,13 +131,13 @@ struct proc_pending {
 	uint64_t since;
 };
 
-static int emit(struct daemon *d, const struct proc_trace_event *e);
+static int emit(struct daemon *d, const struct proc_trace_event *e, int late);
 
 static void on_record(const struct proc_trace_event *e, void *data)
 {
 	struct daemon *d = data;
 
-	if (emit(d, e) > 0)
+	if (emit(d, e, 0) > 0)
 		return;
 	if (!d->proc_pending)
 		d->proc_pending = calloc(PROC_PENDING_MAX, sizeof(*d->proc_pending));
@@ -158,7 +158,7 @@ static void retry_pending(struct daemon *d)
 	for (size_t i = 0; i < d->n_proc_pending; i++) {
 		struct proc_pending *p = &d->proc_pending[i];
 
-		if (emit(d, &p->e) > 0)
+		if (emit(d, &p->e, now - p->since > PROC_PENDING_NS) > 0)
 			continue;
 		if (now - p->since > PROC_PENDING_NS) {
 			d->proc_unattributed++;
@@ -169,8 +169,25 @@ static void retry_pending(struct daemon *d)
 	d->n_proc_pending = kept;
 }
 
+/*
+ * Which sandbox, step and tool a record is: its own cgroup's if known; in an adopted cgroup (no
+ * steps there) or once its step's report is overdue (late), the watched cgroup's it came through.
+ */
+static int attribute(struct daemon *d, const struct proc_trace_event *e, int late,
+		     const char **sandbox, int64_t *step, const char **tool)
+{
+	struct store_sandbox *sb;
+
+	if (registry_cgroup_get(d->registry, e->cgroup_id, sandbox, step, tool))
+		return 1;
+	if (registry_cgroup_get(d->registry, e->sandbox_cgid, sandbox, step, tool) &&
+	    (sb = registry_find(d->registry, *sandbox)) && (late || registry_adopted(sb)))
+		return 1;
+	return proc_events_resolve(d, e->cgroup_id, sandbox, step, tool);
+}
+
 /* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
-static int emit(struct daemon *d, const struct proc_trace_event *e)
+static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 {
 	static const char *const kinds[] = { "proc.exec",   "proc.fork",   "proc.exit",
 					     "net.socket",  "net.connect", "net.sendmsg" };
@@ -182,7 +199,7 @@ static int emit(struct daemon *d, const struct proc_trace_event *e)
 
 	if (e->kind >= PROC_TRACE_KINDS)
 		return 1;
-	if (!proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	if (!attribute(d, e, late, &sandbox, &step, &tool) ||
 	    !(sb = registry_find(d->registry, sandbox)))
 		return 0;
 	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
@@ -283,34 +300,36 @@ void proc_events_drain(struct daemon *d)
 
 int proc_events_watch(struct daemon *d, const struct store_sandbox *sb)
 {
-	char rel[160], dir[PATH_MAX];
+	char dir[PATH_MAX];
+	unsigned level = cgroup_level(sb->cgroup);
 	uint64_t cgid;
 	int r;
 
 	if (!d->proc_tracer)
 		return 0;
-	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
-	if ((r = cgroup_id(rel, &cgid)) < 0 || (r = cgroup_v2_dir(rel, dir, sizeof(dir))) < 0)
+	if (!sb->cgroup[0])
+		return -EINVAL;
+	if ((r = cgroup_id(sb->cgroup, &cgid)) < 0 ||
+	    (r = cgroup_v2_dir(sb->cgroup, dir, sizeof(dir))) < 0)
 		return r;
-	registry_cgroup_put(d->registry, cgid, sb->name, EVENT_STEP_NONE, NULL);
-	return proc_tracer_watch(d->proc_tracer, cgid, dir, 1);
+	if ((r = registry_watch_put(d->registry, sb->name, cgid, level)) < 0 ||
+	    (r = registry_cgroup_put(d->registry, cgid, sb->name, EVENT_STEP_NONE, NULL)) < 0)
+		return r;
+	return proc_tracer_watch(d->proc_tracer, cgid, level, dir, 1);
 }
 
 void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb)
 {
-	const char *sandbox, *tool;
-	char rel[160];
-	int64_t step;
+	unsigned level;
 	uint64_t cgid;
 
 	if (!d->proc_tracer)
 		return;
 	/* What is in the ring, and the loss so far, still belong to the sandbox. */
 	proc_events_drain(d);
-	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
-	if (cgroup_id(rel, &cgid) == 0 &&
-	    registry_cgroup_get(d->registry, cgid, &sandbox, &step, &tool))
-		proc_tracer_watch(d->proc_tracer, cgid, NULL, 0);
+	/* By the id it was watched under: its cgroup may be gone already. */
+	if (registry_watch_take(d->registry, sb->name, &cgid, &level))
+		proc_tracer_watch(d->proc_tracer, cgid, level, NULL, 0);
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)

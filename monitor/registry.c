@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"
@@ -13,6 +14,7 @@ struct registry {
 	struct hashmap *by_name; /* name -> struct store_sandbox (the key lives in the value) */
 	struct hashmap *steps;	 /* "sandbox/step" -> struct step_entry (key inside) */
 	struct hashmap *cgroups; /* cgroup id (decimal) -> struct cgroup_entry (key inside) */
+	struct hashmap *watches; /* sandbox name -> struct watch_entry (key inside) */
 	int64_t next_id;
 };
 
@@ -20,6 +22,12 @@ struct step_entry {
 	char key[FB_NAME_MAX + 24];
 	char tool[FB_TOOL_MAX + 1];
 	uint64_t cgid;
+};
+
+struct watch_entry {
+	char name[FB_NAME_MAX + 1];
+	uint64_t cgid;
+	unsigned level;
 };
 
 struct cgroup_entry {
@@ -34,10 +42,11 @@ int registry_new(struct registry **ret)
 	struct registry *r = calloc(1, sizeof(*r));
 
 	if (!r || hashmap_new(&r->by_name) < 0 || hashmap_new(&r->steps) < 0 ||
-	    hashmap_new(&r->cgroups) < 0) {
+	    hashmap_new(&r->cgroups) < 0 || hashmap_new(&r->watches) < 0) {
 		if (r) {
 			hashmap_free(r->by_name);
 			hashmap_free(r->steps);
+			hashmap_free(r->cgroups);
 		}
 		free(r);
 		return -ENOMEM;
@@ -65,6 +74,10 @@ void registry_free(struct registry *r)
 	while ((v = hashmap_next(r->cgroups, &pos)))
 		free(v);
 	hashmap_free(r->cgroups);
+	pos = 0;
+	while ((v = hashmap_next(r->watches, &pos)))
+		free(v);
+	hashmap_free(r->watches);
 	free(r);
 }
 
@@ -216,5 +229,66 @@ int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sand
 	*ret_sandbox = e->sandbox;
 	*ret_step = e->step;
 	*ret_tool = e->tool;
+	return 1;
+}
+
+int registry_adopted(const struct store_sandbox *sb)
+{
+	static const char own[] = CGROUP_ROOT_NAME "/";
+
+	return sb->cgroup[0] && strncmp(sb->cgroup, own, sizeof(own) - 1) != 0;
+}
+
+struct store_sandbox *registry_adopted_holding(struct registry *r, const char *rel)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+
+	while ((sb = hashmap_next(r->by_name, &pos)))
+		if (strcmp(sb->state, "running") == 0 && registry_adopted(sb) &&
+		    cgroup_within(rel, sb->cgroup))
+			return sb;
+	return NULL;
+}
+
+struct store_sandbox *registry_adopted_overlapping(struct registry *r, const char *rel)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+
+	while ((sb = hashmap_next(r->by_name, &pos)))
+		if (strcmp(sb->state, "running") == 0 && registry_adopted(sb) &&
+		    (cgroup_within(rel, sb->cgroup) || cgroup_within(sb->cgroup, rel)))
+			return sb;
+	return NULL;
+}
+
+int registry_watch_put(struct registry *r, const char *name, uint64_t cgid, unsigned level)
+{
+	struct watch_entry *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	strscpy(e->name, sizeof(e->name), name);
+	e->cgid = cgid;
+	e->level = level;
+	free(hashmap_remove(r->watches, e->name));
+	if (hashmap_put(r->watches, e->name, e) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int registry_watch_take(struct registry *r, const char *name, uint64_t *ret_cgid,
+			unsigned *ret_level)
+{
+	struct watch_entry *e = hashmap_remove(r->watches, name);
+
+	if (!e)
+		return 0;
+	*ret_cgid = e->cgid;
+	*ret_level = e->level;
+	free(e);
 	return 1;
 }

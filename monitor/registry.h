@@ -53,4 +53,23 @@ void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
 /* The tool a running step of sandbox belongs to, or NULL. */
 const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step);
 
+/*
+ * Whether sb is a cgroup `firebreak watch` adopted (a container's, a VM jailer's) rather than
+ * one the enforcer made under firebreak/: it has no steps and none of the enforcer's layers.
+ */
+int registry_adopted(const struct store_sandbox *sb);
+
+/* The running adopted sandbox whose cgroup is rel or an ancestor of it, or NULL. */
+struct store_sandbox *registry_adopted_holding(struct registry *r, const char *rel);
+
+/* The running adopted sandbox whose cgroup is rel, above it or below it, or NULL. */
+struct store_sandbox *registry_adopted_overlapping(struct registry *r, const char *rel);
+
+/* Remembers that sandbox name is watched as cgroup cgid at level; 0 or -ENOMEM. */
+int registry_watch_put(struct registry *r, const char *name, uint64_t cgid, unsigned level);
+
+/* Forgets it: 1 and what was remembered, or 0 if name is not watched. */
+int registry_watch_take(struct registry *r, const char *name, uint64_t *ret_cgid,
+			unsigned *ret_level);
+
 #endif

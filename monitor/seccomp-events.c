@@ -13,8 +13,8 @@
 #include "seccomp-audit.h"
 
 /*
- * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N"
- * in /proc/PID/cgroup; audit's pid is the host's). The process is still there when its record
+ * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N",
+ * or an adopted cgroup or one below it, in /proc/PID/cgroup; audit's pid is the host's). The process is still there when its record
  * arrives unless the action killed it; then it cannot be attributed, and is counted.
  */
 static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_t *step)
@@ -29,9 +29,18 @@ static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_
 	if (!(f = fopen(path, "re")))
 		return 0;
 	while (!found && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, prefix, sizeof(prefix) - 1) != 0)
+		if (strncmp(line, "0::/", 4) != 0)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
+		/* Outside firebreak/: an adopted cgroup's, with no steps, or no sandbox's. */
+		if (strncmp(line, prefix, sizeof(prefix) - 1) != 0) {
+			if ((sb = registry_adopted_holding(d->registry, line + 4))) {
+				*sandbox = sb->name;
+				*step = EVENT_STEP_NONE;
+				found = 1;
+			}
+			break;
+		}
 		name = line + sizeof(prefix) - 1;
 		rest = strchr(name, '/');
 		if (rest)

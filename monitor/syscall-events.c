@@ -16,6 +16,7 @@ struct syscall_recorder {
 	struct syscall_tracer *tracer;
 	uint64_t lost_seen;
 	int64_t since;
+	int adopted; /* a cgroup `firebreak watch` adopted: no steps to look up */
 };
 
 static struct syscall_recorder *find(struct daemon *d, const char *sandbox)
@@ -29,6 +30,7 @@ static struct syscall_recorder *find(struct daemon *d, const char *sandbox)
 struct drain_ctx {
 	struct daemon *d;
 	const char *sandbox; /* the recorder's: its filter lets no other sandbox's task through */
+	int adopted;
 };
 
 static void on_record(const struct syscall_trace_event *e, void *data)
@@ -42,8 +44,9 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 	int64_t step = EVENT_STEP_NONE;
 	char *name;
 
-	/* The step, where the registry knows it (a record can beat its step's report). */
-	if (!proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	/* The step, where the registry knows it (a record can beat its step's report); an
+	 * adopted cgroup has no steps. */
+	if (c->adopted || !proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
 	    strcmp(sandbox, c->sandbox) != 0) {
 		sandbox = c->sandbox;
 		step = EVENT_STEP_NONE;
@@ -93,7 +96,7 @@ static void report_loss(struct daemon *d, struct syscall_recorder *r)
 void syscall_events_drain(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_recorders; i++) {
-		struct drain_ctx c = { d, d->recorders[i].sandbox };
+		struct drain_ctx c = { d, d->recorders[i].sandbox, d->recorders[i].adopted };
 
 		syscall_tracer_drain(d->recorders[i].tracer, on_record, &c);
 		report_loss(d, &d->recorders[i]);
@@ -107,7 +110,7 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 
 static void stop_one(struct daemon *d, struct syscall_recorder *r)
 {
-	struct drain_ctx c = { d, r->sandbox };
+	struct drain_ctx c = { d, r->sandbox, r->adopted };
 
 	syscall_tracer_drain(r->tracer, on_record, &c);
 	report_loss(d, r);
@@ -120,7 +123,6 @@ static void stop_one(struct daemon *d, struct syscall_recorder *r)
 int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
 {
 	struct syscall_recorder *r = find(d, sb->name), *n;
-	char rel[160];
 	uint64_t cgid;
 	int rc;
 
@@ -131,8 +133,9 @@ int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
 	}
 	if (r)
 		return 0;
-	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", sb->name);
-	if ((rc = cgroup_id(rel, &cgid)) < 0)
+	if (!sb->cgroup[0])
+		return -EINVAL;
+	if ((rc = cgroup_id(sb->cgroup, &cgid)) < 0)
 		return rc;
 	if (!(n = realloc(d->recorders, (d->n_recorders + 1) * sizeof(*n))))
 		return -ENOMEM;
@@ -141,7 +144,8 @@ int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
 	memset(r, 0, sizeof(*r));
 	strscpy(r->sandbox, sizeof(r->sandbox), sb->name);
 	r->since = time_now_ns();
-	if ((rc = syscall_tracer_new(cgid, &r->tracer)) < 0)
+	r->adopted = registry_adopted(sb);
+	if ((rc = syscall_tracer_new(cgid, cgroup_level(sb->cgroup), &r->tracer)) < 0)
 		return rc;
 	if ((rc = loop_add(d->loop, syscall_tracer_fd(r->tracer), EPOLLIN, on_ready, d)) < 0) {
 		syscall_tracer_free(r->tracer);

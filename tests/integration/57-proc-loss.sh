@@ -3,7 +3,7 @@
 # call runs 1,000 execs in bursts of 40; the exec events stored for its step plus the execs the
 # kernel counted as lost add up to exactly 1,001 (the tool's own exec and its 1,000 children),
 # some were really lost, and the loss is in the sandbox's timeline as monitor.loss events that
-# add up to the kernel's count.
+# add up to the kernel's count. The same for 1,000 connects in a tight loop.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 N=1000
@@ -11,29 +11,39 @@ printf 'proc_ring_size = 4096\n' >"$FB_CONF"
 start_daemon --config "$FB_CONF"
 create_sandbox pl1 "$FB_ROOT/tests/policies/attack.json"
 printf 'import subprocess, sys\nn = int(sys.argv[1])\nfor _ in range(n // 40):\n    ps = [subprocess.Popen(["/usr/bin/true"]) for _ in range(40)]\n    assert all(p.wait() == 0 for p in ps)\n' >"$T/burst.py"
+printf 'import socket, sys\nfor _ in range(int(sys.argv[1])):\n    s = socket.socket()\n    s.connect_ex(("127.0.0.1", 9))\n    s.close()\n' >"$T/conn.py"
 copy_in pl1 "$T/burst.py"
+copy_in pl1 "$T/conn.py"
 
-check "the tool call runs $N execs" "$FB" exec pl1 --tool attack --step 700 -- python3 /workspace/burst.py "$N"
-sleep 0.5
-"$FB" timeline pl1 --json >"$T/tl.jsonl" || fail "timeline"
-"$FB" status --json >"$T/status.json" || fail "status"
-python3 - "$T/tl.jsonl" "$T/status.json" "$N" <<'PY' || fail "delivered + lost != N + 1"
+# check_loss KIND LOSS_FIELD STEP EXPECTED: events of KIND on STEP + the kernel's count of lost
+# ones = EXPECTED, some were lost, and the sandbox's monitor.loss events report that count.
+check_loss() {
+	sleep 0.5
+	"$FB" timeline pl1 --json >"$T/tl.jsonl" || fail "timeline"
+	"$FB" status --json >"$T/status.json" || fail "status"
+	python3 - "$T/tl.jsonl" "$T/status.json" "$@" <<'PY' || fail "$1: delivered + lost != $4"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 st = json.load(open(sys.argv[2]))["proc_trace"]
-n = int(sys.argv[3])
-delivered = sum(1 for e in ev if e["kind"] == "proc.exec" and e["step"] == 700)
-lost = st["lost_exec"]
+kind, field, step, want = sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+delivered = sum(1 for e in ev if e["kind"] == kind and e["step"] == step)
+lost = st["lost_" + field]
 loss_events = [e for e in ev if e["kind"] == "monitor.loss"]
-print("   %d exec events delivered, %d counted lost, %d monitor.loss events" % (delivered, lost, len(loss_events)))
-assert delivered + lost == n + 1, "delivered %d + lost %d != %d" % (delivered, lost, n + 1)
+print("   %d %s events delivered, %d counted lost" % (delivered, kind, lost))
+assert delivered + lost == want, "delivered %d + lost %d != %d" % (delivered, lost, want)
 assert lost > 0, "nothing was lost: the ring was not small enough to test the accounting"
 assert st["unattributed"] == 0, st
 assert all(e["sandbox"] == "pl1" and e["fields"]["stage"] == "kernel ring buffer" for e in loss_events)
-reported = sum(e["fields"]["exec"] for e in loss_events)
-assert reported == lost, "monitor.loss events of pl1 report %d lost execs, the kernel %d" % (reported, lost)
+reported = sum(e["fields"][field] for e in loss_events)
+assert reported == lost, "monitor.loss events of pl1 report %d lost, the kernel %d" % (reported, lost)
 assert all(e["fields"]["since"] < e["fields"]["until"] for e in loss_events)
 PY
-ok "exec events delivered + counted lost = $((N + 1)) exactly, and some were lost"
+	ok "$1 events delivered + counted lost = $4 exactly, and some were lost"
+}
+
+check "the tool call runs $N execs" "$FB" exec pl1 --tool attack --step 700 -- python3 /workspace/burst.py "$N"
+check_loss proc.exec exec 700 $((N + 1))
+check "the tool call makes $N connects" "$FB" exec pl1 --tool attack --step 701 -- python3 /workspace/conn.py "$N"
+check_loss net.connect connect 701 "$N"
 check "destroy" "$FB" destroy pl1
 stop_daemon

@@ -33,8 +33,12 @@ PY
 copy_in so1 "$T/sock.py"
 check "the tool call runs" "$FB" exec so1 --tool attack --step 950 -- python3 /workspace/sock.py
 python3 -c 'import socket; s = socket.socket(); s.settimeout(0.2); s.connect_ex(("127.0.0.1", 9))' # a bystander
-sleep 1.5
-"$FB" timeline so1 --json >"$T/tl.jsonl" || fail "timeline"
+# The gate's drop is aggregated over a 1 s window before it is stored: wait for it, a while.
+for _ in $(seq 50); do
+	"$FB" timeline so1 --json >"$T/tl.jsonl" || fail "timeline"
+	grep -q '"kind":"net.denied"' "$T/tl.jsonl" && break
+	sleep 0.1
+done
 python3 - "$T/tl.jsonl" <<'PY' || fail "socket events of step 950"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]

@@ -1,0 +1,280 @@
+#include "adopt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "control.h"
+#include "daemon.h"
+#include "macro.h"
+#include "proc-events.h"
+#include "proc-trace.h"
+#include "syscall-events.h"
+#include "timeutil.h"
+
+/* Queues sb's row with no one to answer (a change the monitor made on its own). */
+static void store_row(struct daemon *d, const struct store_sandbox *sb)
+{
+	struct writer_op wop = { .type = WRITER_OP_SANDBOX };
+
+	event_init(&wop.ev);
+	if (!(wop.sandbox = malloc(sizeof(*wop.sandbox)))) {
+		log_error("sandbox %s: out of memory storing its state %s", sb->name, sb->state);
+		return;
+	}
+	*wop.sandbox = *sb;
+	writer_submit(d->writer, &wop);
+}
+
+/* Stores a monitor event about sb's watch (kind sandbox.*) with fields f (taken). */
+static void store_event(struct daemon *d, const struct store_sandbox *sb, const char *kind,
+			json_t *f)
+{
+	struct writer_op op;
+
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
+	writer_submit_event(d->writer, &op, f);
+}
+
+/* firebreakd's own v2 cgroup, relative ("" at the root); 0 or -errno. */
+static int own_cgroup(char *buf, size_t size)
+{
+	char line[512];
+	int r = -ENOENT;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::/", 4) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			r = strscpy(buf, size, line + 4) < 0 ? -ENAMETOOLONG : 0;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+/*
+ * Why rel cannot be adopted, or NULL: it must be a plain relative path to an existing v2 cgroup,
+ * outside firebreak/ (the enforcer's), not holding firebreakd (a kill switch over the monitor
+ * itself), and not the root.
+ */
+static const char *cgroup_refusal(const char *rel, size_t max)
+{
+	char dir[PATH_MAX], self[PATH_MAX];
+	const char *p = rel;
+	struct stat st;
+
+	if (!*rel)
+		return "the root cgroup cannot be adopted";
+	if (strlen(rel) >= max)
+		return "cgroup path too long";
+	for (const char *c = rel; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "control characters in the cgroup path";
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return "the cgroup path must be relative to the hierarchy's root, with no "
+			       "empty, '.' or '..' parts";
+		p += n;
+		if (*p == '/' && *++p == '\0')
+			return "the cgroup path must not end in '/'";
+	}
+	if (cgroup_within(rel, CGROUP_ROOT_NAME))
+		return "firebreak/ holds the enforcer's sandboxes; they are watched already";
+	if (cgroup_level(rel) > PROC_TRACE_LEVEL_MAX)
+		return "the cgroup is nested too deep to trace";
+	if (cgroup_v2_dir(rel, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return "no such cgroup";
+	if (strlen(dir) + sizeof("/cgroup.procs") > sizeof(self))
+		return "cgroup path too long";
+	snprintf(self, sizeof(self), "%s/cgroup.procs", dir);
+	if (access(self, F_OK) < 0)
+		return "not a cgroup";
+	if (own_cgroup(self, sizeof(self)) < 0)
+		return "cannot tell which cgroup firebreakd is in";
+	if (cgroup_within(self, rel))
+		return "the cgroup holds firebreakd itself";
+	return NULL;
+}
+
+void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		    json_t *req)
+{
+	const char *op, *name, *rel, *hash = NULL, *why;
+	struct store_sandbox *sb, *other, saved;
+	json_error_t jerr;
+	int created = 0, r;
+	uint64_t cgid = 0;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:s, s?:s}", "op", &op, "sandbox",
+			   &name, "cgroup", &rel, "policy_hash", &hash) < 0)
+		return control_refuse(d, ls, token, lineno, jerr.text);
+	/* It reaches outside firebreak/: only root may point the monitor (and its kill switch) at
+	 * another cgroup, not every member of the firebreak group. */
+	if (!lineserver_peer_root(ls, token))
+		return control_refuse(d, ls, token, lineno, "only root may adopt a cgroup");
+	if (!event_sandbox_name_valid(name))
+		return control_refuse(d, ls, token, lineno, "invalid sandbox name");
+	if (hash && strlen(hash) >= sizeof(saved.policy_hash))
+		return control_refuse(d, ls, token, lineno, "policy_hash too long");
+	if ((why = cgroup_refusal(rel, sizeof(saved.cgroup))))
+		return control_refuse(d, ls, token, lineno, why);
+	sb = registry_find(d->registry, name);
+	if (sb && !registry_adopted(sb) && sb->cgroup[0])
+		return control_refuse(d, ls, token, lineno,
+				      "the name belongs to a sandbox the enforcer made");
+	if (sb && strcmp(sb->state, "running") == 0) {
+		if (strcmp(sb->cgroup, rel) != 0)
+			return control_refuse(d, ls, token, lineno,
+					      "the name is watching another cgroup");
+		return control_submit_sandbox(d, ls, token, lineno, sb); /* again: no change */
+	}
+	/* One task, one sandbox: watched cgroups must not nest. */
+	if ((other = registry_adopted_overlapping(d->registry, rel)))
+		return control_refuse(d, ls, token, lineno,
+				      "the cgroup is inside, or holds, another adopted sandbox");
+	if (!sb) {
+		if (registry_add(d->registry, name, time_now_ns(), &sb) < 0)
+			return control_refuse(d, ls, token, lineno, "cannot add the sandbox");
+		created = 1;
+	}
+	saved = *sb;
+	strcpy(sb->cgroup, rel);
+	strcpy(sb->state, "running");
+	if (hash)
+		strcpy(sb->policy_hash, hash);
+	sb->updated_ts = time_now_ns();
+	if (d->proc_tracer && (r = proc_events_watch(d, sb)) < 0) {
+		*sb = saved;
+		if (created)
+			strcpy(sb->state, "destroyed"); /* the registry cannot forget a name */
+		log_errno(r, "watch %s as %s", rel, name);
+		return control_refuse(d, ls, token, lineno, "the cgroup could not be traced");
+	}
+	cgroup_id(rel, &cgid);
+	log_info("sandbox %s adopted: cgroup %s (id %llu)", name, rel, (unsigned long long)cgid);
+	control_submit_sandbox(d, ls, token, lineno, sb);
+	store_event(d, sb, "sandbox.watch",
+		    json_pack("{s:s, s:I, s:i, s:s?}", "cgroup", rel, "cgroup_id", (json_int_t)cgid,
+			      "level", (int)cgroup_level(rel), "policy_hash", hash));
+}
+
+/* Stops watching sb (adopted, running) and stores its new state. */
+static void release(struct daemon *d, struct store_sandbox *sb, const char *state,
+		    const char *kind)
+{
+	syscall_events_set(d, sb, 0);
+	proc_events_unwatch(d, sb);
+	strcpy(sb->state, state);
+	sb->updated_ts = time_now_ns();
+	log_info("sandbox %s (adopted cgroup %s): %s", sb->name, sb->cgroup, state);
+	store_event(d, sb, kind, json_pack("{s:s}", "cgroup", sb->cgroup));
+}
+
+void adopt_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		      json_t *req)
+{
+	struct store_sandbox *sb;
+	const char *op, *name;
+	json_error_t jerr;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s}", "op", &op, "sandbox", &name) < 0)
+		return control_refuse(d, ls, token, lineno, jerr.text);
+	if (!lineserver_peer_root(ls, token))
+		return control_refuse(d, ls, token, lineno, "only root may release a cgroup");
+	if (!(sb = registry_find(d->registry, name)))
+		return control_refuse(d, ls, token, lineno, "unknown sandbox");
+	if (!registry_adopted(sb))
+		return control_refuse(d, ls, token, lineno,
+				      "not an adopted cgroup (firebreak destroy ends a sandbox)");
+	if (strcmp(sb->state, "running") == 0)
+		release(d, sb, "unwatched", "sandbox.unwatch");
+	control_submit_sandbox(d, ls, token, lineno, sb);
+}
+
+void adopt_reap(struct daemon *d)
+{
+	struct store_sandbox *sb;
+	char dir[PATH_MAX];
+	size_t pos = 0;
+
+	while ((sb = registry_next(d->registry, &pos))) {
+		if (strcmp(sb->state, "running") != 0 || !registry_adopted(sb))
+			continue;
+		if (cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) == 0 && access(dir, F_OK) < 0 &&
+		    errno == ENOENT) {
+			release(d, sb, "destroyed", "sandbox.gone");
+			store_row(d, sb);
+		}
+	}
+}
+
+struct scan_ctx {
+	struct daemon *d;
+	int changed;
+};
+
+/*
+ * A cgroup under firebreak/ that the store does not know as running: re-adopt it, if this
+ * runtime dir's enforcer made it (its state dir, enforcer/state.h, says so): firebreak/ is the
+ * host's, and another firebreakd's sandboxes are not ours to record.
+ */
+static int scan_one(const char *name, void *data)
+{
+	struct scan_ctx *x = data;
+	struct daemon *d = x->d;
+	struct store_sandbox *sb = registry_find(d->registry, name);
+	const char *was = sb ? sb->state : "unknown";
+	char state[PATH_MAX];
+
+	if (!event_sandbox_name_valid(name) || (sb && strcmp(sb->state, "running") == 0))
+		return 0;
+	if (sb && registry_adopted(sb)) /* an adopted name cannot also be ours */
+		return 0;
+	if (snprintf(state, sizeof(state), "%s/sandboxes/%s/state.json", d->cfg.runtime_dir,
+		     name) >= (int)sizeof(state) ||
+	    access(state, F_OK) < 0)
+		return 0;
+	if (!sb && registry_add(d->registry, name, time_now_ns(), &sb) < 0)
+		return 0;
+	snprintf(sb->cgroup, sizeof(sb->cgroup), CGROUP_ROOT_NAME "/%s", name);
+	strcpy(sb->state, "running");
+	sb->updated_ts = time_now_ns();
+	log_warn("sandbox %s: its cgroup runs but the store said %s; watching it again", name, was);
+	store_row(d, sb);
+	store_event(d, sb, "sandbox.readopt",
+		    json_pack("{s:s, s:s}", "cgroup", sb->cgroup, "store_state", was));
+	x->changed++;
+	return 0;
+}
+
+int adopt_scan(struct daemon *d)
+{
+	struct scan_ctx x = { d, 0 };
+	struct store_sandbox *sb;
+	char dir[PATH_MAX];
+	size_t pos = 0;
+
+	/* Running in the store, gone from the host: the monitor missed the end. */
+	while ((sb = registry_next(d->registry, &pos))) {
+		if (strcmp(sb->state, "running") != 0 || !sb->cgroup[0] ||
+		    cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) < 0 || access(dir, F_OK) == 0)
+			continue;
+		strcpy(sb->state, "destroyed");
+		sb->updated_ts = time_now_ns();
+		log_info("sandbox %s: its cgroup %s is gone; marked destroyed", sb->name, sb->cgroup);
+		store_row(d, sb);
+		store_event(d, sb, "sandbox.gone", json_pack("{s:s}", "cgroup", sb->cgroup));
+		x.changed++;
+	}
+	cgroup_list_children(CGROUP_ROOT_NAME, scan_one, &x);
+	return x.changed;
+}
