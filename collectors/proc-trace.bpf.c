@@ -72,7 +72,9 @@ static __always_inline struct proc_trace_watch *watched_sandbox(__u64 *ret_cgid)
 static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
 							__u32 kind)
 {
-	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* The size must be a constant for the verifier: one per kind, inlined at each call. */
+	struct proc_trace_event *e = bpf_ringbuf_reserve(
+		&events, kind == PROC_TRACE_EXEC ? sizeof(*e) : PROC_TRACE_HEAD_SIZE, 0);
 
 	if (!e) {
 		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
@@ -93,7 +95,6 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	e->family = e->sock_type = e->protocol = e->port = 0;
 	e->hook_retval = 0;
 	__builtin_memset(e->addr, 0, sizeof(e->addr));
-	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
 }
@@ -122,6 +123,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	e = reserve(w, sb, PROC_TRACE_EXEC);
 	if (!e)
 		return 0;
+	e->path[0] = '\0';
 	e->pid = BPF_CORE_READ(p, tgid);
 	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	bpf_probe_read_kernel_str(e->path, sizeof(e->path), BPF_CORE_READ(bprm, filename));

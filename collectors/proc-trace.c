@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bpf-util.h"
@@ -25,7 +26,8 @@ struct proc_tracer {
 	size_t n_links, cap_links;
 	struct ring_buffer *rb;
 	unsigned at_level[PROC_TRACE_LEVEL_MAX + 1]; /* watched cgroups per level */
-	void (*fn)(const struct proc_trace_event *e, void *data);
+	struct proc_trace_event whole; /* a head-only record, completed */
+	int (*fn)(const struct proc_trace_event *e, void *data);
 	void *data;
 };
 
@@ -34,10 +36,19 @@ static void detach_sockets(struct proc_tracer *t, uint64_t cgid);
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct proc_tracer *t = ctx;
+	struct proc_trace_event *e = data;
 
-	if (size >= sizeof(struct proc_trace_event) && t->fn)
-		t->fn(data, t->data);
-	return 0;
+	if (!t->fn || size < PROC_TRACE_HEAD_SIZE)
+		return 0;
+	if (size < sizeof(*e)) {
+		/* A head-only record: the callee sees a whole one, with no path or argv. */
+		memcpy(&t->whole, data, PROC_TRACE_HEAD_SIZE);
+		t->whole.path[0] = '\0';
+		t->whole.argv_len = 0;
+		e = &t->whole;
+	}
+	/* Non-zero: this record is taken, the rest stay in the ring for later. */
+	return t->fn(e, t->data) ? -EAGAIN : 0;
 }
 
 int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
@@ -191,7 +202,7 @@ int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned lev
 }
 
 int proc_tracer_drain(struct proc_tracer *t,
-		      void (*fn)(const struct proc_trace_event *e, void *data), void *data)
+		      int (*fn)(const struct proc_trace_event *e, void *data), void *data)
 {
 	int n;
 
@@ -199,7 +210,7 @@ int proc_tracer_drain(struct proc_tracer *t,
 	t->data = data;
 	n = ring_buffer__consume(t->rb);
 	t->fn = NULL;
-	return n;
+	return n == -EAGAIN ? 0 : n;
 }
 
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])

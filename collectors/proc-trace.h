@@ -51,8 +51,12 @@ struct proc_trace_event {
 	__s32 hook_retval;
 	__u32 pad;
 	char comm[16];
+	/* Exec records only: the rest reserve the head alone (an eighth of the ring's room). */
 	char path[PROC_TRACE_PATH_MAX];
 	char argv[PROC_TRACE_ARGV_MAX];
 };
+
+/* The size of a record without path and argv (fork, exit and socket records). */
+#define PROC_TRACE_HEAD_SIZE __builtin_offsetof(struct proc_trace_event, path)
 
 #endif

@@ -31,9 +31,12 @@ int proc_tracer_fd(struct proc_tracer *t);
 int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,
 		      const char *cgroup_dir, int on);
 
-/* Calls fn for each waiting record; returns how many, or -errno. */
+/*
+ * Calls fn for each waiting record until fn returns non-zero (that record is taken; the rest
+ * wait for the next drain). Returns how many were taken (or 0 when fn stopped early), or -errno.
+ */
 int proc_tracer_drain(struct proc_tracer *t,
-		      void (*fn)(const struct proc_trace_event *e, void *data), void *data);
+		      int (*fn)(const struct proc_trace_event *e, void *data), void *data);
 
 /* Records the kernel could not reserve room for, per kind, since the tracer started. */
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);

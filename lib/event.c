@@ -111,7 +111,6 @@ int event_set_fields(struct event *ev, const json_t *obj)
 
 int event_set_fields_text(struct event *ev, const char *text, size_t len)
 {
-	char *copy;
 	json_t *obj;
 
 	if (len < 2 || text[0] != '{')
@@ -122,7 +121,13 @@ int event_set_fields_text(struct event *ev, const char *text, size_t len)
 	if (!obj)
 		return -EINVAL;
 	json_decref(obj);
-	copy = malloc(len + 1);
+	return event_take_fields(ev, text, len);
+}
+
+int event_take_fields(struct event *ev, const char *text, size_t len)
+{
+	char *copy = malloc(len + 1);
+
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, text, len);

@@ -39,34 +39,54 @@ static json_t *lineserver_json(struct lineserver *ls)
 			 (json_int_t)s.oversize, "replies_dropped", (json_int_t)s.replies_dropped);
 }
 
-json_t *daemon_stats_json(struct daemon *d)
+static json_t *writer_json(struct writer *w)
 {
 	struct writer_stats ws;
+
+	writer_get_stats(w, &ws);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "ops", (json_int_t)ws.ops,
+			 "events", (json_int_t)ws.events, "batches", (json_int_t)ws.batches,
+			 "max_batch", (json_int_t)ws.max_batch, "pending", (json_int_t)ws.pending,
+			 "failed_ops", (json_int_t)ws.failed_ops, "lost_events",
+			 (json_int_t)ws.lost_events, "retention_deleted",
+			 (json_int_t)ws.retention_deleted, "busy_ns", (json_int_t)ws.busy_ns);
+}
+
+/* The process tracer's stages: read from the ring, stored, waiting, dropped, lost in the kernel. */
+static json_t *proc_trace_json(struct daemon *d)
+{
+	static const char *const lost[] = { "lost_exec",    "lost_fork",    "lost_exit",
+					    "lost_socket",  "lost_connect", "lost_sendmsg" };
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "read", (json_int_t)d->proc_read,
+			      "read_ns", (json_int_t)d->proc_read_ns, "stored",
+			      (json_int_t)d->proc_events, "pending", (json_int_t)d->n_proc_pending,
+			      "unattributed", (json_int_t)d->proc_unattributed);
+
+	for (size_t k = 0; o && k < ARRAY_SIZE(lost); k++)
+		json_object_set_new(o, lost[k], json_integer((json_int_t)d->proc_lost[k]));
+	return o;
+}
+
+json_t *daemon_stats_json(struct daemon *d)
+{
 	json_t *refused = json_object();
 
-	writer_get_stats(d->writer, &ws);
 	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++)
 		json_object_set_new(refused, trace_error_to_string(e),
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
 	return json_pack(
-		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
-		"s:o, s:o, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:o, "
+		"s:o, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
 		(json_int_t)registry_count(d->registry), "trace", "accepted",
 		(json_int_t)d->trace_counters.accepted, "duplicates",
 		(json_int_t)d->trace_counters.duplicates, "store_failed",
-		(json_int_t)d->trace_counters.store_failed, "refused", refused, "writer", "ops",
-		(json_int_t)ws.ops, "events", (json_int_t)ws.events, "batches",
-		(json_int_t)ws.batches, "max_batch", (json_int_t)ws.max_batch, "pending",
-		(json_int_t)ws.pending, "failed_ops", (json_int_t)ws.failed_ops, "lost_events",
-		(json_int_t)ws.lost_events, "retention_deleted", (json_int_t)ws.retention_deleted,
+		(json_int_t)d->trace_counters.store_failed, "refused", refused, "writer",
+		writer_json(d->writer),
 		"trace_socket", lineserver_json(d->trace), "control_socket",
 		lineserver_json(d->control), "control_refused", (json_int_t)d->control_refused,
-		"stats_rounds_skipped", (json_int_t)d->stats_rounds_skipped, "proc_trace", "stored",
-		(json_int_t)d->proc_events, "unattributed", (json_int_t)d->proc_unattributed,
-		"lost_exec", (json_int_t)d->proc_lost[0], "lost_fork", (json_int_t)d->proc_lost[1],
-		"lost_exit", (json_int_t)d->proc_lost[2], "lost_socket", (json_int_t)d->proc_lost[3],
-		"lost_connect", (json_int_t)d->proc_lost[4], "lost_sendmsg", (json_int_t)d->proc_lost[5],
+		"stats_rounds_skipped", (json_int_t)d->stats_rounds_skipped, "proc_trace",
+		proc_trace_json(d),
 		"seccomp", "stored",
 		(json_int_t)d->seccomp_events, "unattributed", (json_int_t)d->seccomp_unattributed,
 		"unparsed", (json_int_t)d->seccomp_unparsed, "overruns",

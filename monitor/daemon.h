@@ -24,6 +24,14 @@ struct trace_counters {
 
 struct cgroup_collector;
 struct proc_tracer;
+
+/* The process records' last attribution (monitor/proc-events.c), valid while gen is current. */
+struct proc_attr_cache {
+	uint64_t cgid, gen;
+	int64_t step;
+	const char *tool;
+	struct store_sandbox *sb; /* NULL: empty */
+};
 struct proc_pending;
 struct nflog_state;
 struct syscall_recorder;
@@ -33,6 +41,10 @@ struct daemon {
 	struct config cfg;
 	struct cgroup_collector *cgroup_stats;
 	struct proc_tracer *proc_tracer;
+	struct proc_attr_cache proc_cache;
+	uint64_t proc_read;	     /* records taken from the ring buffer */
+	int proc_paused;	     /* the ring is not polled: the writer's queue is full */
+	uint64_t proc_read_ns;	     /* time spent taking them (and handing them to the writer) */
 	uint64_t proc_events;	     /* process records stored */
 	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
 	uint64_t proc_lost[8];	     /* the kernel's reservation failures, by kind, as last seen */

@@ -170,6 +170,7 @@ static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
 	full = writer_full(d->writer);
 	lineserver_pause(d->trace, full);
 	lineserver_pause(d->control, full);
+	proc_events_backpressure(d);
 }
 
 static void on_tick(struct loop *l, uint64_t n, void *data)

@@ -96,26 +96,42 @@ static const char *family_name(unsigned f)
 	       f == AF_NETLINK ? "netlink" : NULL;
 }
 
-/* net.socket: what was made; net.connect/sendmsg: where to, and the egress hook's verdict. */
-static json_t *socket_json(const struct proc_trace_event *e)
+/*
+ * The fields of a fork, exit or socket record, written directly: only numbers and fixed words, so
+ * no JSON library is needed on the path every record takes. net.socket: what was made;
+ * net.connect/sendmsg: where to, and the egress hook's verdict (it ran first; a refusal there is
+ * what the tool saw, EPERM). Returns the length.
+ */
+static int small_fields(const struct proc_trace_event *e, char *buf, size_t size)
 {
 	const char *fam = family_name(e->family);
-	char addr[INET6_ADDRSTRLEN] = "";
-	json_t *f = json_pack("{s:o, s:i, s:i, s:I}", "family",
-			      fam ? json_string(fam) : json_integer(e->family), "type",
-			      e->sock_type & 0xff, "protocol", e->protocol, "cgroup_id",
-			      (json_int_t)e->cgroup_id);
+	char addr[INET6_ADDRSTRLEN] = "", famnum[12];
+	int n;
 
-	if (!f || e->kind == PROC_TRACE_SOCKET)
-		return f;
+	switch (e->kind) {
+	case PROC_TRACE_FORK:
+		return snprintf(buf, size, "{\"cgroup_id\":%llu}", (unsigned long long)e->cgroup_id);
+	case PROC_TRACE_EXIT:
+		if (e->exit_code & 0x7f)
+			return snprintf(buf, size, "{\"exit_code\":%d,\"signal\":%d,\"cgroup_id\":%llu}",
+					(e->exit_code >> 8) & 0xff, e->exit_code & 0x7f,
+					(unsigned long long)e->cgroup_id);
+		return snprintf(buf, size, "{\"exit_code\":%d,\"signal\":null,\"cgroup_id\":%llu}",
+				(e->exit_code >> 8) & 0xff, (unsigned long long)e->cgroup_id);
+	}
+	if (!fam)
+		snprintf(famnum, sizeof(famnum), "%u", (unsigned)e->family);
+	n = snprintf(buf, size, "{\"family\":%s%s%s,\"type\":%d,\"protocol\":%d,\"cgroup_id\":%llu",
+		     fam ? "\"" : "", fam ? fam : famnum, fam ? "\"" : "", e->sock_type & 0xff,
+		     e->protocol, (unsigned long long)e->cgroup_id);
+	if (e->kind == PROC_TRACE_SOCKET)
+		return n + snprintf(buf + n, size - n, "}");
 	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, addr, sizeof(addr));
-	json_object_set_new(f, "dst", json_string(addr));
-	json_object_set_new(f, "port", json_integer(e->port));
-	/* The enforcer's hook ran first; a refusal there is what the tool saw (EPERM). */
-	json_object_set_new(f, "egress_hook", json_string(e->hook_retval ? "refused" : "passed"));
+	n += snprintf(buf + n, size - n, ",\"dst\":\"%s\",\"port\":%u,\"egress_hook\":\"%s\"", addr,
+		      (unsigned)e->port, e->hook_retval ? "refused" : "passed");
 	if (e->hook_retval)
-		json_object_set_new(f, "errno", json_integer(-e->hook_retval));
-	return f;
+		n += snprintf(buf + n, size - n, ",\"errno\":%d", -e->hook_retval);
+	return n + snprintf(buf + n, size - n, "}");
 }
 
 /*
@@ -133,21 +149,29 @@ struct proc_pending {
 
 static int emit(struct daemon *d, const struct proc_trace_event *e, int late);
 
-static void on_record(const struct proc_trace_event *e, void *data)
+/*
+ * One record from the ring. While the writer's queue is full, the rest stay in the ring (its
+ * room is the buffer, and what no longer fits there the kernel counts as lost): the monitor's
+ * memory does not grow with a burst.
+ */
+static int on_record(const struct proc_trace_event *e, void *data)
 {
 	struct daemon *d = data;
 
+	/* writer_full takes the writer's lock: asked once per 256 records, not per record. */
 	if (emit(d, e, 0) > 0)
-		return;
+		return (++d->proc_read & 255) == 0 && writer_full(d->writer);
+	d->proc_read++;
 	if (!d->proc_pending)
 		d->proc_pending = calloc(PROC_PENDING_MAX, sizeof(*d->proc_pending));
 	if (!d->proc_pending || d->n_proc_pending == PROC_PENDING_MAX) {
 		d->proc_unattributed++;
-		return;
+		return 0;
 	}
 	d->proc_pending[d->n_proc_pending].e = *e;
 	d->proc_pending[d->n_proc_pending].since = time_mono_ns();
 	d->n_proc_pending++;
+	return 0;
 }
 
 static void retry_pending(struct daemon *d)
@@ -174,16 +198,38 @@ static void retry_pending(struct daemon *d)
  * steps there) or once its step's report is overdue (late), the watched cgroup's it came through.
  */
 static int attribute(struct daemon *d, const struct proc_trace_event *e, int late,
-		     const char **sandbox, int64_t *step, const char **tool)
+		     const char **sandbox, int64_t *step, const char **tool, struct store_sandbox **sb)
 {
-	struct store_sandbox *sb;
+	struct proc_attr_cache *c = &d->proc_cache;
+	uint64_t gen = registry_generation(d->registry);
 
-	if (registry_cgroup_get(d->registry, e->cgroup_id, sandbox, step, tool))
+	/* Records come in runs from one cgroup: the last answer holds until the registry changes. */
+	if (c->sb && c->cgid == e->cgroup_id && c->gen == gen) {
+		*sandbox = c->sb->name;
+		*step = c->step;
+		*tool = c->tool;
+		*sb = c->sb;
 		return 1;
+	}
+	if (registry_cgroup_get(d->registry, e->cgroup_id, sandbox, step, tool) &&
+	    (*sb = registry_find(d->registry, *sandbox)))
+		goto found;
 	if (registry_cgroup_get(d->registry, e->sandbox_cgid, sandbox, step, tool) &&
-	    (sb = registry_find(d->registry, *sandbox)) && (late || registry_adopted(sb)))
-		return 1;
-	return proc_events_resolve(d, e->cgroup_id, sandbox, step, tool);
+	    (*sb = registry_find(d->registry, *sandbox))) {
+		if (registry_adopted(*sb))
+			goto found;
+		if (late) /* not cached: only this record gives up on its step */
+			return 1;
+	}
+	return proc_events_resolve(d, e->cgroup_id, sandbox, step, tool) &&
+	       (*sb = registry_find(d->registry, *sandbox));
+found:
+	c->cgid = e->cgroup_id;
+	c->gen = registry_generation(d->registry);
+	c->step = *step;
+	c->tool = *tool;
+	c->sb = *sb;
+	return 1;
 }
 
 /* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
@@ -194,13 +240,13 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 	struct writer_op op;
 	const char *sandbox, *tool;
 	struct store_sandbox *sb;
+	char small[256];
 	int64_t step;
-	json_t *f;
+	int r;
 
 	if (e->kind >= PROC_TRACE_KINDS)
 		return 1;
-	if (!attribute(d, e, late, &sandbox, &step, &tool) ||
-	    !(sb = registry_find(d->registry, sandbox)))
+	if (!attribute(d, e, late, &sandbox, &step, &tool, &sb))
 		return 0;
 	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
 			  kinds[e->kind]);
@@ -208,19 +254,21 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 	op.ev.ppid = (int32_t)e->ppid;
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
-	if (e->kind == PROC_TRACE_EXEC)
-		f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
-			      strnlen(e->path, sizeof(e->path)), "argv", argv_json(e), "cgroup_id",
-			      (json_int_t)e->cgroup_id);
-	else if (e->kind >= PROC_TRACE_SOCKET)
-		f = socket_json(e);
-	else if (e->kind == PROC_TRACE_EXIT)
-		f = json_pack("{s:i, s:o, s:I}", "exit_code", (e->exit_code >> 8) & 0xff, "signal",
-			      (e->exit_code & 0x7f) ? json_integer(e->exit_code & 0x7f) : json_null(),
-			      "cgroup_id", (json_int_t)e->cgroup_id);
-	else
-		f = json_pack("{s:I}", "cgroup_id", (json_int_t)e->cgroup_id);
-	if (writer_submit_event(d->writer, &op, f) == 0)
+	if (e->kind == PROC_TRACE_EXEC) {
+		/* Path and argv are the tool's bytes: jansson escapes them. */
+		r = writer_submit_event(
+			d->writer, &op,
+			json_pack("{s:s%, s:o, s:I}", "path", e->path,
+				  strnlen(e->path, sizeof(e->path)), "argv", argv_json(e), "cgroup_id",
+				  (json_int_t)e->cgroup_id));
+	} else {
+		int n = small_fields(e, small, sizeof(small));
+
+		r = n > 0 && (size_t)n < sizeof(small) ? event_take_fields(&op.ev, small, (size_t)n)
+						       : -EOVERFLOW;
+		r = r < 0 ? (writer_op_clear(&op), r) : writer_submit(d->writer, &op);
+	}
+	if (r == 0)
 		d->proc_events++;
 	return 1;
 }
@@ -284,8 +332,13 @@ void proc_events_drain(struct daemon *d)
 	_Static_assert(sizeof(d->proc_lost) >= sizeof(lost), "proc_lost holds every kind");
 	if (!d->proc_tracer)
 		return;
+	uint64_t t0 = time_mono_ns();
+
 	retry_pending(d);
-	proc_tracer_drain(d->proc_tracer, on_record, d);
+	if (!writer_full(d->writer))
+		proc_tracer_drain(d->proc_tracer, on_record, d);
+	d->proc_read_ns += time_mono_ns() - t0;
+	proc_events_backpressure(d);
 	/*
 	 * Loss is an event too, of the sandbox it happened in: the timeline must show where it is
 	 * blind. The total is the cheap check; the per-sandbox counts are read only when it moved.
@@ -330,6 +383,19 @@ void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb)
 	/* By the id it was watched under: its cgroup may be gone already. */
 	if (registry_watch_take(d->registry, sb->name, &cgid, &level))
 		proc_tracer_watch(d->proc_tracer, cgid, level, NULL, 0);
+}
+
+void proc_events_backpressure(struct daemon *d)
+{
+	int full;
+
+	if (!d->proc_tracer)
+		return;
+	/* The ring's fd stays readable while records wait: stop polling it, or the loop spins. */
+	full = writer_full(d->writer);
+	if (full != d->proc_paused &&
+	    loop_modify(d->loop, proc_tracer_fd(d->proc_tracer), full ? 0 : EPOLLIN) == 0)
+		d->proc_paused = full;
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)

@@ -31,4 +31,10 @@ void proc_events_drain(struct daemon *d);
 
 void proc_events_stop(struct daemon *d);
 
+/*
+ * Stops polling the ring buffer while the writer's queue is full, and polls it again once it is
+ * not (called after each drain and when the writer completes a batch).
+ */
+void proc_events_backpressure(struct daemon *d);
+
 #endif

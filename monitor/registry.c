@@ -16,6 +16,7 @@ struct registry {
 	struct hashmap *cgroups; /* cgroup id (decimal) -> struct cgroup_entry (key inside) */
 	struct hashmap *watches; /* sandbox name -> struct watch_entry (key inside) */
 	int64_t next_id;
+	uint64_t generation; /* bumped whenever a cgroup entry is freed or replaced */
 };
 
 struct step_entry {
@@ -182,6 +183,7 @@ void registry_step_end(struct registry *r, const char *sandbox, int64_t step)
 
 		snprintf(ckey, sizeof(ckey), "%llu", (unsigned long long)e->cgid);
 		free(hashmap_remove(r->cgroups, ckey));
+		r->generation++;
 	}
 	free(e);
 }
@@ -209,6 +211,7 @@ int registry_cgroup_put(struct registry *r, uint64_t cgid, const char *sandbox, 
 	if (tool)
 		strscpy(e->tool, sizeof(e->tool), tool);
 	free(hashmap_remove(r->cgroups, e->key));
+	r->generation++;
 	if (hashmap_put(r->cgroups, e->key, e) < 0) {
 		free(e);
 		return -ENOMEM;
@@ -291,4 +294,9 @@ int registry_watch_take(struct registry *r, const char *name, uint64_t *ret_cgid
 	*ret_level = e->level;
 	free(e);
 	return 1;
+}
+
+uint64_t registry_generation(struct registry *r)
+{
+	return r->generation;
 }

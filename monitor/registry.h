@@ -47,6 +47,12 @@ int registry_cgroup_put(struct registry *r, uint64_t cgid, const char *sandbox, 
 int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sandbox,
 			int64_t *ret_step, const char **ret_tool);
 
+/*
+ * Changes whenever a cgroup entry is forgotten or replaced: pointers from registry_cgroup_get()
+ * taken under an older generation may be stale.
+ */
+uint64_t registry_generation(struct registry *r);
+
 /* Forgets it and its cgroup (step.end). */
 void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
 

@@ -96,7 +96,7 @@ static const char *result_text(int result)
 static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 {
 	_cleanup_free_ int *results = calloc(n, sizeof(int));
-	uint64_t events = 0, failed = 0, lost = 0;
+	uint64_t events = 0, failed = 0, lost = 0, t0 = time_mono_ns();
 	int r;
 
 	if (!results)
@@ -150,6 +150,7 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 	w->stats.failed_ops += failed;
 	w->stats.lost_events += lost;
 	w->stats.batches += r == 0;
+	w->stats.busy_ns += time_mono_ns() - t0;
 	if (n > w->stats.max_batch)
 		w->stats.max_batch = n;
 	if (grow((void **)&w->done.v, &w->done.cap, w->done.n + n, sizeof(*w->done.v)) < 0)

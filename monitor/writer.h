@@ -46,6 +46,7 @@ struct writer_stats {
 	uint64_t max_batch;
 	uint64_t retention_deleted;
 	uint64_t pending;	/* queued now */
+	uint64_t busy_ns;	/* time spent applying and committing batches */
 };
 
 struct writer_config {

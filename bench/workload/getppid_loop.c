@@ -5,6 +5,9 @@
  *
  *   getppid_loop getppid N            N x syscall(SYS_getppid)
  *   getppid_loop openclose N          N x open("/dev/null") + close
+ *   getppid_loop connect N            N x connect() of one UDP socket to 127.0.0.1:9, the
+ *                                     cheapest traced syscall (one net.connect event each in a
+ *                                     watched cgroup: bench/bench_pipeline.sh)
  *   getppid_loop forkexec N PROG      N x fork + execv(PROG) + waitpid, one after the other
  *   getppid_loop tarcx DIR NFILES     (untimed) DIR/src holds NFILES small files (made once);
  *                                     timed: tar cf DIR/fb.tar -C DIR/src . ; tar xf it into
@@ -21,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -115,7 +121,7 @@ int main(int argc, char **argv)
 	long long t0, t1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: getppid_loop getppid|openclose N | forkexec N PROG | "
+		fprintf(stderr, "usage: getppid_loop getppid|openclose|connect N | forkexec N PROG | "
 				"tarcx DIR NFILES | cmd PROG [ARGS...]\n");
 		return 1;
 	}
@@ -138,6 +144,20 @@ int main(int argc, char **argv)
 			close(fd);
 		}
 		t1 = now_ns();
+	} else if (strcmp(argv[1], "connect") == 0) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		long n = parse_n(argv[2]);
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			die("socket");
+		t0 = now_ns();
+		for (long i = 0; i < n; i++)
+			if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0)
+				die("connect 127.0.0.1:9");
+		t1 = now_ns();
+		close(fd);
 	} else if (strcmp(argv[1], "forkexec") == 0 && argc == 4) {
 		long n = parse_n(argv[2]);
 		char *cargv[] = { argv[3], NULL };

@@ -1,16 +1,18 @@
 #!/bin/bash
-# Loss accounting is exact: under a deliberately tiny ring buffer (4 KiB, four records), a tool
-# call runs 1,000 execs in bursts of 40; the exec events stored for its step plus the execs the
-# kernel counted as lost add up to exactly 1,001 (the tool's own exec and its 1,000 children),
-# some were really lost, and the loss is in the sandbox's timeline as monitor.loss events that
-# add up to the kernel's count. The same for 1,000 connects in a tight loop.
+# Loss accounting is exact: under a deliberately tiny ring buffer (4 KiB, four exec records), a
+# tool call runs 1,000 execs in bursts of 20 processes of 10 execs each; the exec events stored
+# for its step plus the execs the kernel counted as lost add up to exactly 1,001 (the tool's own
+# exec and its 1,000 children), some were really lost, and the loss is in the sandbox's timeline
+# as monitor.loss events that add up to the kernel's count. The same for 1,000 connects in a
+# tight loop.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 N=1000
 printf 'proc_ring_size = 4096\n' >"$FB_CONF"
 start_daemon --config "$FB_CONF"
 create_sandbox pl1 "$FB_ROOT/tests/policies/attack.json"
-printf 'import subprocess, sys\nn = int(sys.argv[1])\nfor _ in range(n // 40):\n    ps = [subprocess.Popen(["/usr/bin/true"]) for _ in range(40)]\n    assert all(p.wait() == 0 for p in ps)\n' >"$T/burst.py"
+# Each child is a chain of 10 execs (env runs env ... runs true): 100 children, 1,000 execs.
+printf 'import subprocess, sys\nn = int(sys.argv[1]) // 10\nfor _ in range(n // 20):\n    ps = [subprocess.Popen(["/usr/bin/env"] * 9 + ["/usr/bin/true"]) for _ in range(20)]\n    assert all(p.wait() == 0 for p in ps)\n' >"$T/burst.py"
 printf 'import socket, sys\nfor _ in range(int(sys.argv[1])):\n    s = socket.socket()\n    s.connect_ex(("127.0.0.1", 9))\n    s.close()\n' >"$T/conn.py"
 copy_in pl1 "$T/burst.py"
 copy_in pl1 "$T/conn.py"

@@ -1,0 +1,150 @@
+#!/bin/bash
+# bench/bench_pipeline.sh [N]: events per second from the kernel to the store, and what is lost at
+# each stage, for the process tracer's records (issue 5, benchmark b).
+#
+# The generator is bench/workload/getppid_loop.c "connect": one UDP socket connect()ed N times to
+# 127.0.0.1:9, the cheapest syscall firebreakd records (one net.connect each, from the cgroup
+# hook), run in a cgroup this script makes outside firebreak/ and adopts with firebreak watch (so
+# no enforcer layer taxes the generator). Two phases, each of N connects (default 1,000,000):
+#
+#   burst  firebreakd is stopped (SIGSTOP) while the generator fills the 256 MiB ring buffer,
+#          then continued: the reader's and the writer's rates with a full ring waiting.
+#   live   firebreakd runs; two generators (N/2 each, one per CPU) race it.
+#
+# Figures per phase:
+#   generated    N / the generators' own elapsed time (live only)
+#   read         records taken from the ring per second of the reader's time (proc_trace.read
+#                over proc_trace.read_ns: the reader's capacity, JSON building and hand-over to
+#                the writer included), and per second of wall time until all were read
+#   stored       events committed per second of the writer thread's busy time (writer.events
+#                over writer.busy_ns), and per second of wall time until all were stored
+#   lost         per stage: kernel ring (proc_trace.lost_connect), unattributed, store
+#                (writer.lost_events); unaccounted = N - stored - lost must be 0
+# The stored count is read from the store itself (SELECT count(*) ... kind = 'net.connect').
+#
+# Needs root and a built tree (make). Everything is in a mktemp directory under /var/tmp and one
+# cgroup named firebreak-bench-PID; the EXIT trap stops the daemon it started (by pid) and
+# removes both.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${1:-1000000}
+RING=$((256 << 20))
+
+die() {
+	echo "bench_pipeline: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
+[ -x "$ROOT/build/firebreak" ] && [ -x "$ROOT/build/firebreakd" ] || die "run make first"
+case $N in '' | *[!0-9]* | 0) die "N must be a positive number" ;; esac
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$V2" ] || die "no cgroup2 mount"
+
+T=$(mktemp -d /var/tmp/firebreak-pipeline.XXXXXX) || die "mktemp"
+CG=firebreak-bench-$$
+DPID=""
+cleanup() {
+	set +e
+	trap - EXIT
+	if [ -n "$DPID" ]; then
+		kill -CONT "$DPID" 2>/dev/null
+		kill -TERM "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
+	fi
+	if [ -d "$V2/$CG" ]; then
+		echo 1 >"$V2/$CG/cgroup.kill" 2>/dev/null
+		for _ in $(seq 50); do rmdir "$V2/$CG" 2>/dev/null && break; sleep 0.05; done
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy binaries"
+gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" || die "build the generator"
+printf 'proc_ring_size = %d\n' "$RING" >"$T/fb.conf"
+fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/state/fb.db" "$@"; }
+
+"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/state/fb.db" --runtime-dir "$T/run" \
+	>>"$T/firebreakd.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
+fb status >/dev/null 2>&1 || { tail "$T/firebreakd.log" >&2; die "firebreakd does not answer"; }
+mkdir "$V2/$CG" || die "mkdir $V2/$CG"
+fb watch "$CG" --name "bp-$$" >/dev/null || die "watch $CG"
+
+gen() { # gen N: runs the generator in the cgroup; prints its elapsed ns
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" connect "$2"' "$V2/$CG" "$T/bin/gen" "$1"
+}
+
+# A snapshot of the counters: read read_ns lost unattributed writer_events busy_ns lost_events pending
+snap() {
+	fb status --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin); p = s["proc_trace"]; w = s["writer"]
+print(p["read"], p["read_ns"], p["lost_connect"], p["unattributed"], w["events"], w["busy_ns"],
+      w["lost_events"], w["pending"], p["pending"])'
+}
+stored_connects() {
+	sqlite3 -readonly "$T/state/fb.db" "SELECT count(*) FROM events WHERE kind = 'net.connect'"
+}
+now_ns() { date +%s%N; }
+
+# measure PHASE N0 BEFORE T_START GEN_NS: waits until every record is read and stored, prints.
+measure() {
+	local phase=$1 want=$2 before=$3 t0=$4 gen_ns=$5 s t_read="" t_stored=""
+	local r0 rn0 l0 u0 we0 wb0 wl0 r rn l u we wb wl wp pp
+	read -r r0 rn0 l0 u0 we0 wb0 wl0 _ _ <<<"$before"
+	for _ in $(seq 6000); do # at most 60 s
+		s=$(snap)
+		read -r r rn l u we wb wl wp pp <<<"$s"
+		if [ -z "$t_read" ] && [ $((r - r0 + l - l0)) -ge "$want" ]; then t_read=$(now_ns); fi
+		if [ -n "$t_read" ] && [ "$wp" = 0 ] && [ "$pp" = 0 ]; then t_stored=$(now_ns); break; fi
+		sleep 0.01
+	done
+	[ -n "$t_stored" ] || die "$phase: not everything was stored within 60 s (counters: $s)"
+	local stored
+	stored=$(stored_connects)
+	python3 - "$phase" "$want" "$stored" "$STORED_BEFORE" "$t0" "$t_read" "$t_stored" "$gen_ns" \
+		"$r0 $rn0 $l0 $u0 $we0 $wb0 $wl0" "$r $rn $l $u $we $wb $wl" <<'PY'
+import sys
+phase, want, stored, stored0, t0, t_read, t_stored, gen_ns = sys.argv[1:9]
+want, stored, t0, t_read, t_stored, gen_ns = int(want), int(stored) - int(stored0), int(t0), int(t_read), int(t_stored), int(gen_ns)
+a = [int(x) for x in sys.argv[9].split()]
+b = [int(x) for x in sys.argv[10].split()]
+d = [y - x for x, y in zip(a, b)]
+read, read_ns, lost, unattr, wev, wbusy, wlost = d
+unacc = want - stored - lost - unattr - wlost
+print("%-6s %9d generated%s" % (phase, want, "" if not gen_ns else ", %.0fk/s by the generators" % (want / gen_ns * 1e6)))
+print("       read    %9d: %6.0fk/s of reader time, %6.0fk/s of wall time" % (read, read / read_ns * 1e6 if read_ns else 0, read / (t_read - t0) * 1e6))
+print("       stored  %9d: %6.0fk/s of writer time, %6.0fk/s of wall time" % (stored, wev / wbusy * 1e6 if wbusy else 0, stored / (t_stored - t0) * 1e6))
+print("       lost    kernel ring %d, unattributed %d, store %d; unaccounted %d" % (lost, unattr, wlost, unacc))
+if unacc != 0:
+    sys.exit("bench_pipeline: %d records unaccounted in phase %s" % (unacc, phase))
+PY
+}
+
+echo "bench_pipeline: N=$N connects per phase, ring $((RING >> 20)) MiB, store $T/state/fb.db"
+# burst: the ring fills while firebreakd is stopped.
+STORED_BEFORE=$(stored_connects)
+before=$(snap)
+kill -STOP "$DPID"
+gen "$N" >/dev/null || { kill -CONT "$DPID"; die "generator"; }
+t0=$(now_ns)
+kill -CONT "$DPID"
+measure burst "$N" "$before" "$t0" 0 || exit 1
+
+# live: two generators race a running firebreakd.
+STORED_BEFORE=$(stored_connects)
+before=$(snap)
+t0=$(now_ns)
+gen $((N / 2)) >"$T/g1" &
+g1=$!
+gen $((N - N / 2)) >"$T/g2" &
+g2=$!
+wait "$g1" && wait "$g2" || die "generator"
+gen_ns=$(($(now_ns) - t0))
+measure live "$N" "$before" "$t0" "$gen_ns" || exit 1
+echo "bench_pipeline: firebreakd VmRSS $(awk '/VmRSS/ { print $2, $3 }' "/proc/$DPID/status")"
