@@ -34,6 +34,7 @@ int cli_status(struct cli *cli, int argc, char **argv);
 int cli_trace_syscalls(struct cli *cli, int argc, char **argv);
 int cli_watch(struct cli *cli, int argc, char **argv);
 int cli_unwatch(struct cli *cli, int argc, char **argv);
+int cli_action(struct cli *cli, int argc, char **argv); /* freeze, thaw, kill */
 int cli_create(struct cli *cli, int argc, char **argv);
 int cli_exec(struct cli *cli, int argc, char **argv);
 int cli_destroy(struct cli *cli, int argc, char **argv);

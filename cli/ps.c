@@ -53,9 +53,19 @@ static const char *local_state(struct local *l, const char *name)
 	return NULL;
 }
 
+/* The enforcer knows whether a sandbox lives; the monitor what it did to it (frozen, killed). */
+static const char *shown_state(struct local *l, const struct store_sandbox *sb)
+{
+	const char *local = local_state(l, sb->name);
+
+	if (!local || strcmp(sb->state, "frozen") == 0 || strcmp(sb->state, "killed") == 0)
+		return sb->state;
+	return local;
+}
+
 static int print_text(const struct store_sandbox *sb, void *data)
 {
-	const char *state = local_state(data, sb->name);
+	const char *state = shown_state(data, sb);
 	char created[40], last[40];
 
 	time_format_rfc3339(sb->created_ts, created, sizeof(created));
@@ -63,16 +73,16 @@ static int print_text(const struct store_sandbox *sb, void *data)
 		time_format_rfc3339(sb->last_ts, last, sizeof(last));
 	else
 		strcpy(last, "-");
-	printf("%-24s %-11s %7lld  %-30s %s\n", sb->name, state ? state : sb->state,
+	printf("%-24s %-11s %7lld  %-30s %s\n", sb->name, state,
 	       (long long)sb->steps, last, created);
 	return 0;
 }
 
 static int print_json(const struct store_sandbox *sb, void *data)
 {
-	const char *state = local_state(data, sb->name);
+	const char *state = shown_state(data, sb);
 	json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s}", "id",
-			      (json_int_t)sb->id, "name", sb->name, "state", state ? state : sb->state,
+			      (json_int_t)sb->id, "name", sb->name, "state", state,
 			      "steps",
 			      (json_int_t)sb->steps, "created_ts", (json_int_t)sb->created_ts,
 			      "updated_ts", (json_int_t)sb->updated_ts, "last_event_ts",

@@ -17,6 +17,7 @@
 #include "cgroup-backend.h"
 #include "log.h"
 #include "macro.h"
+#include "timeutil.h"
 
 #define FB_CGROUP_NAME_MAX 80
 
@@ -479,6 +480,76 @@ int cgroup_populated(const char *rel)
 			r = line[10] == '1';
 	fclose(f);
 	return r;
+}
+
+/*
+ * Waits up to timeout_ms for rel's cgroup.events to say "key want" (e.g. "frozen 1"). The kernel
+ * notifies pollers of the file on every change (POLLPRI), so this wakes at the change, not on a
+ * sleep's tick. 0, -ETIMEDOUT, or -errno.
+ */
+static int events_wait(const char *rel, const char *key, char want, int timeout_ms)
+{
+	char path[600], buf[256];
+	size_t klen = strlen(key);
+	uint64_t deadline = time_mono_ns() + (uint64_t)timeout_ms * 1000000;
+	int fd, r;
+
+	if ((r = cgroup_layout(NULL)) < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/%s/cgroup.events", cg.h[0].mount, rel);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+		uint64_t now = time_mono_ns();
+
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		buf[n] = '\0';
+		for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+			if (strncmp(line, key, klen) == 0 && line[klen] == ' ' && line[klen + 1] == want) {
+				close(fd);
+				return 0;
+			}
+		if (now >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close(fd);
+	return r;
+}
+
+int cgroup_freeze(const char *rel, int on, int timeout_ms)
+{
+	char dir[512];
+	int r;
+
+	if ((r = cgroup_layout(NULL)) < 0)
+		return r;
+	dir_of(0, rel, dir, sizeof(dir));
+	if ((r = cgroup_write(dir, "cgroup.freeze", on ? "1" : "0")) < 0)
+		return r;
+	return timeout_ms > 0 ? events_wait(rel, "frozen", on ? '1' : '0', timeout_ms) : 0;
+}
+
+int cgroup_frozen(const char *rel)
+{
+	int r = events_wait(rel, "frozen", '1', 0);
+
+	return r == 0 ? 1 : r == -ETIMEDOUT ? 0 : r;
+}
+
+int cgroup_wait_empty(const char *rel, int timeout_ms)
+{
+	return events_wait(rel, "populated", '0', timeout_ms);
 }
 
 /* rmdir dir and its child cgroups, deepest first. */

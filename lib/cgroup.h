@@ -67,6 +67,20 @@ int cgroup_attach(const char *rel, pid_t pid);
 /* Opens rel's v2 cgroup.kill for writing (held by a sandbox's init for its wall clock). */
 int cgroup_open_kill(const char *rel);
 
+/*
+ * Freezes (on) or thaws rel and everything below it (v2 cgroup.freeze; the v1 freezer is never
+ * needed, since a v2 hierarchy is required) and, with timeout_ms > 0, waits that long for
+ * cgroup.events to confirm it. 0 (done, confirmed if asked), -ETIMEDOUT (asked, not confirmed
+ * yet: a task in uninterruptible sleep), or -errno.
+ */
+int cgroup_freeze(const char *rel, int on, int timeout_ms);
+
+/* Whether cgroup.events says rel is frozen: 1, 0, or -errno. */
+int cgroup_frozen(const char *rel);
+
+/* Waits up to timeout_ms until rel and below hold no process (cgroup.events): 0 or -ETIMEDOUT. */
+int cgroup_wait_empty(const char *rel, int timeout_ms);
+
 /* Kills every process in rel and below (cgroup.kill; v1 freezer, SIGKILL, thaw without it). */
 int cgroup_kill(const char *rel);
 

@@ -232,6 +232,36 @@ int store_sandbox_put(struct store *s, const struct store_sandbox *sb)
 	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "put sandbox");
 }
 
+int store_action_insert(struct store *s, const struct store_action *a, int64_t *ret_id)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "INSERT INTO actions (ts, sandbox_id, kind, requested_by, "
+				    "detection_id, incident_id, latency_ns, result, reason) "
+				    "VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0), "
+				    "NULLIF(?7, -1), ?8, ?9)",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare action insert");
+	sqlite3_bind_int64(st, 1, a->ts);
+	sqlite3_bind_int64(st, 2, a->sandbox_id);
+	sqlite3_bind_text(st, 3, a->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, a->requested_by, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, a->detection_id);
+	sqlite3_bind_int64(st, 6, a->incident_id);
+	sqlite3_bind_int64(st, 7, a->latency_ns);
+	sqlite3_bind_text(st, 8, a->result, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 9, a->reason[0] ? a->reason : NULL);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_error(s, rc, "insert action");
+	if (ret_id)
+		*ret_id = sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
 int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
 			  const char *severity, const char *summary, int64_t *ret_id)
 {

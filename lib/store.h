@@ -109,6 +109,22 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 /* Counts the events of a sandbox (0 = all sandboxes). */
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
 
+/* One freeze, thaw, kill or quarantine (the actions table). */
+struct store_action {
+	int64_t ts;		/* ns since the epoch, when it was done */
+	int64_t sandbox_id;
+	char kind[16];		/* freeze, thaw, kill, quarantine */
+	char requested_by[64];	/* a rule id, "cli", "http", "watchdog" */
+	int64_t detection_id;	/* 0: none */
+	int64_t incident_id;	/* 0: none */
+	int64_t latency_ns;	/* from the triggering event (or the request) to done; -1: unknown */
+	char result[64];	/* "ok", "unconfirmed", or what failed */
+	char reason[256];
+};
+
+/* Inserts an action; sets *ret_id (may be NULL). */
+int store_action_insert(struct store *s, const struct store_action *a, int64_t *ret_id);
+
 /* Records an incident window; its events are then kept by retention. Sets *ret_id. */
 int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
 			  const char *severity, const char *summary, int64_t *ret_id);

@@ -16,20 +16,6 @@
 #include "syscall-events.h"
 #include "timeutil.h"
 
-/* Queues sb's row with no one to answer (a change the monitor made on its own). */
-static void store_row(struct daemon *d, const struct store_sandbox *sb)
-{
-	struct writer_op wop = { .type = WRITER_OP_SANDBOX };
-
-	event_init(&wop.ev);
-	if (!(wop.sandbox = malloc(sizeof(*wop.sandbox)))) {
-		log_error("sandbox %s: out of memory storing its state %s", sb->name, sb->state);
-		return;
-	}
-	*wop.sandbox = *sb;
-	writer_submit(d->writer, &wop);
-}
-
 /* Stores a monitor event about sb's watch (kind sandbox.*) with fields f (taken). */
 static void store_event(struct daemon *d, const struct store_sandbox *sb, const char *kind,
 			json_t *f)
@@ -163,7 +149,7 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 	log_info("sandbox %s adopted: cgroup %s (id %llu)", name, rel, (unsigned long long)cgid);
 	control_submit_sandbox(d, ls, token, lineno, sb);
 	store_event(d, sb, "sandbox.watch",
-		    json_pack("{s:s, s:I, s:i, s:s?}", "cgroup", rel, "cgroup_id", (json_int_t)cgid,
+		    json_pack("{s:s, s:I, s:i, s:s*}", "cgroup", rel, "cgroup_id", (json_int_t)cgid,
 			      "level", (int)cgroup_level(rel), "policy_hash", hash));
 }
 
@@ -212,7 +198,7 @@ void adopt_reap(struct daemon *d)
 		if (cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) == 0 && access(dir, F_OK) < 0 &&
 		    errno == ENOENT) {
 			release(d, sb, "destroyed", "sandbox.gone");
-			store_row(d, sb);
+			control_store_sandbox(d, sb);
 		}
 	}
 }
@@ -249,7 +235,7 @@ static int scan_one(const char *name, void *data)
 	strcpy(sb->state, "running");
 	sb->updated_ts = time_now_ns();
 	log_warn("sandbox %s: its cgroup runs but the store said %s; watching it again", name, was);
-	store_row(d, sb);
+	control_store_sandbox(d, sb);
 	store_event(d, sb, "sandbox.readopt",
 		    json_pack("{s:s, s:s}", "cgroup", sb->cgroup, "store_state", was));
 	x->changed++;
@@ -271,7 +257,7 @@ int adopt_scan(struct daemon *d)
 		strcpy(sb->state, "destroyed");
 		sb->updated_ts = time_now_ns();
 		log_info("sandbox %s: its cgroup %s is gone; marked destroyed", sb->name, sb->cgroup);
-		store_row(d, sb);
+		control_store_sandbox(d, sb);
 		store_event(d, sb, "sandbox.gone", json_pack("{s:s}", "cgroup", sb->cgroup));
 		x.changed++;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cgroup.h"
+#include "actions.h"
 #include "adopt.h"
 #include "control.h"
 #include "daemon.h"
@@ -108,6 +109,19 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	control_submit_sandbox(d, ls, token, lineno, sb);
 }
 
+void control_store_sandbox(struct daemon *d, const struct store_sandbox *sb)
+{
+	struct writer_op wop = { .type = WRITER_OP_SANDBOX };
+
+	event_init(&wop.ev);
+	if (!(wop.sandbox = malloc(sizeof(*wop.sandbox)))) {
+		log_error("sandbox %s: out of memory storing its state %s", sb->name, sb->state);
+		return;
+	}
+	*wop.sandbox = *sb;
+	writer_submit(d->writer, &wop);
+}
+
 void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,
 			    uint64_t lineno, const struct store_sandbox *sb)
 {
@@ -209,6 +223,9 @@ static const struct {
 	{ "stats", op_stats },
 	{ "register", op_register },
 	{ "watch", adopt_op_watch },
+	{ "freeze", action_op },
+	{ "thaw", action_op },
+	{ "kill", action_op },
 	{ "unwatch", adopt_op_unwatch },
 	{ "event", op_event },
 };

@@ -22,6 +22,9 @@ void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj);
 void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		    const char *msg);
 
+/* Stores sb's row with no one to answer (a change the monitor made on its own). */
+void control_store_sandbox(struct daemon *d, const struct store_sandbox *sb);
+
 /* Stores sb's row and answers {"ok":true,"sandbox":NAME,"id":N} once it is durable. */
 void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,
 			    uint64_t lineno, const struct store_sandbox *sb);

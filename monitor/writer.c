@@ -43,6 +43,7 @@ void writer_op_clear(struct writer_op *op)
 		free(op->trace);
 	}
 	free(op->sandbox);
+	free(op->action);
 	free(op->msg);
 	memset(op, 0, sizeof(*op));
 }
@@ -76,6 +77,11 @@ static int apply(struct writer *w, struct writer_op *op)
 		return store_sandbox_put(w->store, op->sandbox);
 	case WRITER_OP_REPLY:
 		return 0;
+	case WRITER_OP_ACTION: {
+		int r = store_action_insert(w->store, op->action, NULL);
+
+		return r < 0 ? r : store_event_insert(w->store, &op->ev);
+	}
 	}
 	abort(); /* an op type this writer does not know is a bug in the caller */
 }
@@ -124,7 +130,8 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 		results[i] = apply(w, &ops[i]);
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */
-		else if ((ops[i].type == WRITER_OP_EVENT && results[i] == 0) ||
+		else if (((ops[i].type == WRITER_OP_EVENT || ops[i].type == WRITER_OP_ACTION) &&
+			  results[i] == 0) ||
 			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
 			events++;
 	}

@@ -20,6 +20,7 @@ enum writer_op_type {
 	WRITER_OP_TRACE,   /* apply trace (owned) and, if new, append ev */
 	WRITER_OP_SANDBOX, /* put sandbox (owned) */
 	WRITER_OP_REPLY,   /* nothing to write: carries msg back in order with the rest */
+	WRITER_OP_ACTION,  /* insert action (owned) and append ev, its event */
 };
 
 struct writer_op {
@@ -28,6 +29,7 @@ struct writer_op {
 	struct event ev;
 	struct trace_record *trace;
 	struct store_sandbox *sandbox;
+	struct store_action *action;
 	char *msg; /* owned; returned in the completion */
 };
 

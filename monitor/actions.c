@@ -1,0 +1,165 @@
+#include "actions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "control.h"
+#include "daemon.h"
+#include "macro.h"
+#include "timeutil.h"
+
+/* How long an action waits for cgroup.events to confirm it (freeze: frozen; kill: empty). */
+#define ACTION_CONFIRM_MS 1000
+
+static const char *const kind_names[_ACTION_MAX] = { "freeze", "thaw", "kill" };
+
+const char *action_kind_name(enum action_kind k)
+{
+	return k < _ACTION_MAX ? kind_names[k] : "?";
+}
+
+/* The state a sandbox is in after an action that worked. */
+static const char *state_after(enum action_kind k)
+{
+	return k == ACTION_FREEZE ? "frozen" : k == ACTION_THAW ? "running" : "killed";
+}
+
+/* Does the action: the first thing that happens, nothing but the cgroup write before it. */
+static int act(enum action_kind k, const char *rel)
+{
+	switch (k) {
+	case ACTION_FREEZE:
+		return cgroup_freeze(rel, 1, 0);
+	case ACTION_THAW:
+		return cgroup_freeze(rel, 0, 0);
+	case ACTION_KILL:
+		return cgroup_kill(rel);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Waits for cgroup.events to show it done: frozen, thawed, or no process left. */
+static int confirm(enum action_kind k, const char *rel)
+{
+	switch (k) {
+	case ACTION_FREEZE:
+	case ACTION_THAW:
+		return cgroup_freeze(rel, k == ACTION_FREEZE, ACTION_CONFIRM_MS);
+	default:
+		return cgroup_wait_empty(rel, ACTION_CONFIRM_MS);
+	}
+}
+
+/* Queues the action's row and event (one store operation); with token, the client's answer. */
+static void record(struct daemon *d, const struct store_sandbox *sb, const struct action_request *rq,
+		   int64_t done_ts, int64_t act_ns, int64_t confirm_ns, const char *result,
+		   uint64_t token)
+{
+	struct writer_op op;
+	struct store_action *a = calloc(1, sizeof(*a));
+	int64_t latency = rq->trigger_ts ? done_ts - rq->trigger_ts : act_ns;
+	char kind[32];
+	json_t *f;
+
+	snprintf(kind, sizeof(kind), "action.%s", action_kind_name(rq->kind));
+	writer_event_init(&op, sb, done_ts, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
+	op.type = WRITER_OP_ACTION;
+	op.token = token;
+	f = json_pack("{s:s, s:s, s:s*, s:s, s:I, s:I, s:I}", "action", action_kind_name(rq->kind),
+		      "requested_by", rq->requested_by, "reason", rq->reason, "result", result,
+		      "act_ns", (json_int_t)act_ns, "confirm_ns", (json_int_t)confirm_ns,
+		      "latency_ns", (json_int_t)latency);
+	if (!a || !f || event_set_fields(&op.ev, f) < 0) {
+		json_decref(f);
+		free(a);
+		writer_op_clear(&op);
+		log_error("sandbox %s: %s done (%s) but not recorded: out of memory", sb->name,
+			  action_kind_name(rq->kind), result);
+		return;
+	}
+	a->ts = done_ts;
+	a->sandbox_id = sb->id;
+	strscpy(a->kind, sizeof(a->kind), action_kind_name(rq->kind));
+	strscpy(a->requested_by, sizeof(a->requested_by), rq->requested_by);
+	a->detection_id = rq->detection_id;
+	a->incident_id = rq->incident_id;
+	a->latency_ns = latency;
+	strscpy(a->result, sizeof(a->result), result);
+	if (rq->reason)
+		strscpy(a->reason, sizeof(a->reason), rq->reason);
+	op.action = a;
+	if (token) {
+		int failed = strncmp(result, "failed", 6) == 0;
+
+		json_object_set_new(f, "ok", json_boolean(!failed));
+		if (failed)
+			json_object_set_new(f, "error", json_string(result));
+		json_object_set_new(f, "sandbox", json_string(sb->name));
+		op.msg = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	json_decref(f);
+	writer_submit(d->writer, &op);
+}
+
+int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		 uint64_t token)
+{
+	uint64_t t0 = time_mono_ns(), t1, t2;
+	char result[64];
+	int r, c = 0;
+
+	r = act(rq->kind, sb->cgroup);
+	t1 = time_mono_ns();
+	if (r == 0)
+		c = confirm(rq->kind, sb->cgroup);
+	t2 = time_mono_ns();
+
+	if (r < 0)
+		snprintf(result, sizeof(result), "failed: %s", strerror(-r));
+	else
+		strscpy(result, sizeof(result), c == 0 ? "ok" : "unconfirmed");
+	if (r == 0) {
+		strcpy(sb->state, state_after(rq->kind));
+		sb->updated_ts = time_now_ns();
+		control_store_sandbox(d, sb);
+	}
+	record(d, sb, rq, time_now_ns(), (int64_t)(t1 - t0), (int64_t)(t2 - t1), result, token);
+	log_info("sandbox %s: %s by %s: %s in %llu us (confirmed after %llu us)%s%s", sb->name,
+		 action_kind_name(rq->kind), rq->requested_by, result,
+		 (unsigned long long)(t1 - t0) / 1000, (unsigned long long)(t2 - t1) / 1000,
+		 rq->reason ? ": " : "", rq->reason ? rq->reason : "");
+	return r < 0 ? r : c;
+}
+
+void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+	       json_t *req)
+{
+	struct action_request rq = { .requested_by = "cli" };
+	const char *op, *name, *reason = NULL;
+	struct store_sandbox *sb;
+	json_error_t jerr;
+	size_t k;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s}", "op", &op, "sandbox",
+			   &name, "reason", &reason) < 0)
+		return control_refuse(d, ls, token, lineno, jerr.text);
+	for (k = 0; k < _ACTION_MAX && strcmp(op, kind_names[k]) != 0; k++)
+		;
+	if (k == _ACTION_MAX)
+		return control_refuse(d, ls, token, lineno, "unknown action");
+	if (reason && strlen(reason) >= sizeof(((struct store_action *)0)->reason))
+		return control_refuse(d, ls, token, lineno, "reason too long (255 bytes at most)");
+	if (!(sb = registry_find(d->registry, name)))
+		return control_refuse(d, ls, token, lineno, "unknown sandbox");
+	if (!sb->cgroup[0] || (strcmp(sb->state, "running") != 0 && strcmp(sb->state, "frozen") != 0))
+		return control_refuse(d, ls, token, lineno, "the sandbox is not running or frozen");
+	if (k == ACTION_THAW && strcmp(sb->state, "frozen") != 0)
+		return control_refuse(d, ls, token, lineno, "the sandbox is not frozen");
+	rq.kind = (enum action_kind)k;
+	rq.reason = reason;
+	action_apply(d, sb, &rq, token);
+}

@@ -1,0 +1,48 @@
+/*
+ * The kill switch: freeze, thaw and kill a sandbox's cgroup (an enforcer's or an adopted one).
+ * The cgroup is acted on first, with nothing before it but a path lookup: no SQLite, no logging,
+ * no allocation. Then the action is confirmed from cgroup.events, its latency measured, and it is
+ * recorded (an "action.KIND" event and a row of the actions table, in one store operation).
+ */
+#ifndef FB_ACTIONS_H
+#define FB_ACTIONS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct daemon;
+struct lineserver;
+struct store_sandbox;
+
+enum action_kind {
+	ACTION_FREEZE,
+	ACTION_THAW,
+	ACTION_KILL,
+	_ACTION_MAX
+};
+
+struct action_request {
+	enum action_kind kind;
+	const char *requested_by; /* "cli", a rule id, "watchdog" */
+	const char *reason;	  /* NULL: none */
+	int64_t trigger_ts;	  /* wall ns of the event that triggered it; 0: the request itself */
+	int64_t detection_id;	  /* 0: none */
+	int64_t incident_id;	  /* 0: none */
+};
+
+/* "freeze", "thaw", "kill". */
+const char *action_kind_name(enum action_kind k);
+
+/*
+ * Acts on sb's cgroup, confirms, records; with token, answers that client once the record is
+ * durable. Returns 0 (done and confirmed), -ETIMEDOUT (done, not confirmed within a second), or
+ * -errno (not done; recorded as failed all the same).
+ */
+int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		 uint64_t token);
+
+/* {"op":"freeze"|"thaw"|"kill","sandbox":NAME[,"reason":TEXT]}: the CLI's kill switch. */
+void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+	       json_t *req);
+
+#endif
