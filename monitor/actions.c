@@ -54,8 +54,7 @@ static int confirm(enum action_kind k, const char *rel)
 	}
 }
 
-/* Queues the action's row and event (one store operation); with token, the client's answer. */
-static void record(struct daemon *d, const struct store_sandbox *sb, const struct action_request *rq,
+void action_record(struct daemon *d, const struct store_sandbox *sb, const struct action_request *rq,
 		   int64_t done_ts, int64_t act_ns, int64_t confirm_ns, const char *result,
 		   uint64_t token)
 {
@@ -127,7 +126,7 @@ int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action
 		sb->updated_ts = time_now_ns();
 		control_store_sandbox(d, sb);
 	}
-	record(d, sb, rq, time_now_ns(), (int64_t)(t1 - t0), (int64_t)(t2 - t1), result, token);
+	action_record(d, sb, rq, time_now_ns(), (int64_t)(t1 - t0), (int64_t)(t2 - t1), result, token);
 	log_info("sandbox %s: %s by %s: %s in %llu us (confirmed after %llu us)%s%s", sb->name,
 		 action_kind_name(rq->kind), rq->requested_by, result,
 		 (unsigned long long)(t1 - t0) / 1000, (unsigned long long)(t2 - t1) / 1000,

@@ -41,6 +41,15 @@ const char *action_kind_name(enum action_kind k);
 int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
 		 uint64_t token);
 
+/*
+ * Records an action done at done_ts (wall ns) that took act_ns to do and confirm_ns to confirm,
+ * with its result ("ok", "unconfirmed", "failed: ..."): an action.KIND event and an actions row,
+ * in one store operation; with token, that client's answer once durable.
+ */
+void action_record(struct daemon *d, const struct store_sandbox *sb,
+		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
+		   int64_t confirm_ns, const char *result, uint64_t token);
+
 /* {"op":"freeze"|"thaw"|"kill","sandbox":NAME[,"reason":TEXT]}: the CLI's kill switch. */
 void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 	       json_t *req);

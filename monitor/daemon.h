@@ -68,6 +68,10 @@ struct daemon {
 	uint64_t nflog_kernel_drops, nflog_kernel_drops_closed;
 	struct proc_pending *proc_pending; /* records whose step was not reported yet */
 	size_t n_proc_pending;
+	int watchdog_fd;	     /* the pipe to the watchdog (monitor/watchdog.h), or -1 */
+	pid_t watchdog_pid;
+	char *watchdog_sent;	     /* the watched list as last sent */
+	uint64_t watchdog_restarts;
 	struct loop *loop;
 	struct writer *writer;
 	struct registry *registry;

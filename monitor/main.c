@@ -23,6 +23,7 @@
 #include "store.h"
 #include "timeutil.h"
 #include "unixsock.h"
+#include "watchdog.h"
 
 #ifndef FB_VERSION
 #define FB_VERSION "0.1"
@@ -208,6 +209,11 @@ static void on_proc_tick(struct loop *l, uint64_t n, void *data)
 	syscall_events_drain(data);
 }
 
+static void on_watchdog_tick(struct loop *l, uint64_t n, void *data)
+{
+	watchdog_tick(data);
+}
+
 static void on_signal(struct loop *l, int signo, void *data)
 {
 	struct daemon *d = data;
@@ -217,6 +223,7 @@ static void on_signal(struct loop *l, int signo, void *data)
 	if (signo == SIGHUP)
 		return; /* reserved for reloading the config; ignored until there is one */
 	log_info("signal %d: flushing every accepted event, then exiting", signo);
+	watchdog_stop(d); /* a clean stop: nothing is to be frozen */
 	lineserver_stop_input(d->trace);
 	lineserver_stop_input(d->control);
 	/* writer_stop applies everything queued; then the last acks go out. */
@@ -347,7 +354,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1 };
+	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
 	char path[PATH_MAX + 64], dbdir[PATH_MAX];
@@ -355,6 +362,9 @@ int main(int argc, char **argv)
 	struct group *gr;
 	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
 
+	/* The watchdog: this binary again, started by a daemon (monitor/watchdog.h). */
+	if (argc == 3 && strcmp(argv[1], "--watchdog") == 0)
+		return watchdog_main(argv[2]);
 	config_defaults(&d.cfg);
 	if (parse_args(argc, argv, &d.cfg, &foreground) < 0)
 		return 1;
@@ -423,6 +433,10 @@ int main(int argc, char **argv)
 		log_errno(r, "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
 		return log_errno(r, "process tracer timer"), 1;
+	/* Fail closed from here on: a watchdog freezes what we watch if we die or hang. */
+	if ((r = watchdog_start(&d)) < 0 ||
+	    (r = loop_add_timer(d.loop, 250 * NSEC_PER_MSEC, on_watchdog_tick, &d)) < 0)
+		return log_errno(r, "watchdog"), 1;
 	if ((r = nflog_events_start(&d)) < 0)
 		return log_errno(r, "NFLOG reader"), 1;
 	if ((r = seccomp_events_start(&d)) < 0)
