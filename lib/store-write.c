@@ -4,7 +4,7 @@
 #include "log.h"
 #include "macro.h"
 
-/* Binds ev to the 11 parameters from base + 1 on. */
+/* Binds ev to the 12 parameters from base + 1 on (the last, its id: NULL lets SQLite choose). */
 static void bind_event(sqlite3_stmt *st, int base, const struct event *ev)
 {
 	if (ev->sandbox_id > 0)
@@ -30,17 +30,25 @@ static void bind_event(sqlite3_stmt *st, int base, const struct event *ev)
 		sqlite3_bind_text(st, base + 11, ev->fields, (int)ev->fields_len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, base + 11);
+	if (ev->id > 0)
+		sqlite3_bind_int64(st, base + 12, ev->id);
+	else
+		sqlite3_bind_null(st, base + 12);
 }
 
-/* Rows inserted by one statement get consecutive ids ending at the last insert rowid (the store
- * has one writer), which the step spans need. */
+/*
+ * The step spans need each row's id: the one the caller gave (firebreakd assigns them, so that
+ * what it derives from an event can name it before it is stored), or else, rows inserted by one
+ * statement get consecutive ids ending at the last insert rowid (the store has one writer).
+ */
 static int after_insert(struct store *s, struct event *const *evs, size_t n)
 {
 	int64_t last = sqlite3_last_insert_rowid(s->db);
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		evs[i]->id = last - (int64_t)(n - 1 - i);
+		if (evs[i]->id <= 0)
+			evs[i]->id = last - (int64_t)(n - 1 - i);
 		if (evs[i]->step != EVENT_STEP_NONE && evs[i]->sandbox_id > 0 &&
 		    (r = store_span_note(s, evs[i]->sandbox_id, evs[i]->step, evs[i]->id)) < 0)
 			return r;
@@ -76,7 +84,7 @@ int store_events_insert(struct store *s, struct event *const *evs, size_t n)
 		if (!st)
 			return -EIO;
 		for (int j = 0; j < STORE_INSERT_ROWS; j++)
-			bind_event(st, 11 * j, evs[i + (size_t)j]);
+			bind_event(st, 12 * j, evs[i + (size_t)j]);
 		rc = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE)

@@ -20,7 +20,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_ROLLBACK] = "ROLLBACK",
 	[STMT_EVENT_INSERT] =
 		"INSERT INTO events (ts, sandbox_id, step, tool, source, kind, pid, ppid, uid, "
-		"comm, fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		"comm, fields, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	/* A phase is new only if the row lacks it and agrees on step and tool; sqlite3_changes()
 	 * then says 1. Annotations of start and end are merged (RFC 7396). */
 	[STMT_STEP_START] =
@@ -110,10 +110,10 @@ static const char *insert_many(void)
 		return insert_many_sql;
 	n = (size_t)snprintf(insert_many_sql, sizeof(insert_many_sql),
 			     "INSERT INTO events (ts, sandbox_id, step, tool, source, kind, pid, ppid, "
-			     "uid, comm, fields) VALUES ");
+			     "uid, comm, fields, id) VALUES ");
 	for (int i = 0; i < STORE_INSERT_ROWS; i++)
 		n += (size_t)snprintf(insert_many_sql + n, sizeof(insert_many_sql) - n,
-				      "%s(?,?,?,?,?,?,?,?,?,?,?)", i ? "," : "");
+				      "%s(?,?,?,?,?,?,?,?,?,?,?,?)", i ? "," : "");
 	return insert_many_sql;
 }
 

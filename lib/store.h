@@ -106,6 +106,9 @@ struct store_timeline_query {
 int store_timeline(struct store *s, const struct store_timeline_query *q,
 		   int (*cb)(const struct event *ev, void *data), void *data);
 
+/* The largest event id in the store (0 if none). */
+int store_event_max_id(struct store *s, int64_t *ret);
+
 /* Counts the events of a sandbox (0 = all sandboxes). */
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
 

@@ -33,6 +33,8 @@ struct writer {
 	int stopping;			  /* under lock */
 	size_t in_batch;		  /* under lock: taken by the thread, not yet completed */
 	struct writer_stats stats;	  /* under lock */
+	int64_t next_event_id;		  /* the submitting thread's only (writer_submit) */
+	int64_t last_event_id;
 };
 
 void writer_op_clear(struct writer_op *op)
@@ -261,6 +263,13 @@ int writer_new(struct store *s, const struct writer_config *cfg, struct writer *
 		return -ENOMEM;
 	w->store = s;
 	w->cfg = *cfg;
+	/* Event ids are given at submission, in order, so that what the daemon derives from an
+	 * event (a verdict) can name it at once; the store takes them as given. */
+	if ((r = store_event_max_id(s, &w->next_event_id)) < 0) {
+		free(w);
+		return r;
+	}
+	w->next_event_id++;
 	if (w->cfg.batch_max == 0)
 		w->cfg.batch_max = 4096;
 	pthread_mutex_init(&w->lock, NULL);
@@ -292,6 +301,12 @@ int writer_submit(struct writer *w, struct writer_op *op)
 {
 	int wake;
 
+	if (op->type == WRITER_OP_EVENT || op->type == WRITER_OP_TRACE ||
+	    op->type == WRITER_OP_ACTION) {
+		op->ev.id = w->next_event_id++;
+		w->last_event_id = op->ev.id;
+	}
+
 	pthread_mutex_lock(&w->lock);
 	if (w->stopping) {
 		pthread_mutex_unlock(&w->lock);
@@ -307,6 +322,11 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	if (wake)
 		pthread_cond_signal(&w->cond);
 	return 0;
+}
+
+int64_t writer_last_event_id(struct writer *w)
+{
+	return w->last_event_id;
 }
 
 void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,

@@ -68,10 +68,17 @@ int writer_new(struct store *s, const struct writer_config *cfg, struct writer *
 int writer_fd(struct writer *w);
 
 /*
- * Queues op, moving its contents (op is left empty). Never blocks on the store. Returns 0, or
+ * Queues op, moving its contents (op is left empty); an op that appends an event gives it the
+ * next event id. Never blocks on the store. Returns 0, or
  * -ESHUTDOWN once writer_stop() has been called (op is then cleared).
  */
 int writer_submit(struct writer *w, struct writer_op *op);
+
+/*
+ * The id the event of the op last queued got (writer_submit gives ids in submission order; call it
+ * from the submitting thread, right after).
+ */
+int64_t writer_last_event_id(struct writer *w);
 
 /*
  * Starts op as an event of sandbox sb, the one way every collector fills the common fields:

@@ -171,6 +171,32 @@ static void test_every_event_op_completes_once_in_submission_order(void **state)
 	assert_int_equal(stored_events("many"), MANY);
 }
 
+/* Event ids are given at submission, in order, and a writer on an existing store goes on after
+ * its largest id: what the daemon derives from an event can name it before it is stored. */
+static void test_event_ids_given_in_submission_order_and_kept(void **state)
+{
+	struct writer *w = start_writer("ids", 4, 0);
+	struct store *s = NULL;
+	int64_t max = 0;
+
+	for (int64_t i = 0; i < 10; i++) {
+		submit(w, event_op(0, i));
+		assert_int_equal(writer_last_event_id(w), i + 1);
+	}
+	submit(w, reply_op(0, "{}")); /* no event, no id */
+	assert_int_equal(writer_last_event_id(w), 10);
+	writer_free(w);
+	w = start_writer("ids", 4, 0);
+	submit(w, event_op(0, 10));
+	assert_int_equal(writer_last_event_id(w), 11);
+	writer_free(w);
+	assert_int_equal(store_open(db_path("ids"), STORE_READ_ONLY, &s), 0);
+	assert_int_equal(store_event_max_id(s, &max), 0);
+	store_close(s);
+	assert_int_equal(max, 11);
+	assert_int_equal(stored_events("ids"), 11);
+}
+
 static void test_reply_msg_comes_back_verbatim_in_order(void **state)
 {
 	struct writer *w = start_writer("reply", 7, 0);
@@ -361,6 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_event_op_completes_once_in_submission_order),
 		cmocka_unit_test(test_reply_msg_comes_back_verbatim_in_order),
+		cmocka_unit_test(test_event_ids_given_in_submission_order_and_kept),
 		cmocka_unit_test(test_completion_wakes_the_fd_before_stop),
 		cmocka_unit_test(test_submit_after_stop_is_eshutdown_and_frees_the_op),
 		cmocka_unit_test(test_full_after_queue_max_ops_wait),
