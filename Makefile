@@ -32,7 +32,8 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-LIB_SRC     := $(wildcard lib/*.c)
+# The detectors are in the library: the daemon runs them live, the CLI will replay them (Part 8).
+LIB_SRC     := $(wildcard lib/*.c) $(wildcard detectors/*.c)
 MONITOR_SRC := $(wildcard monitor/*.c) $(filter-out %.bpf.c,$(wildcard collectors/*.c))
 CLI_SRC     := $(wildcard cli/*.c)
 ENFORCER_SRC := $(filter-out %.bpf.c,$(wildcard enforcer/*.c))
@@ -120,7 +121,7 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 		$(BUILD)/link.log >&2; exit $$status
 
 $(CLI_OBJ): CFLAGS += -Ienforcer
-$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors -I$(BUILD)/collectors
+$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors -Idetectors -I$(BUILD)/collectors
 $(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3 -I$(BUILD)/enforcer
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
@@ -130,12 +131,12 @@ MONITOR_PARTS := $(filter-out $(BUILD)/monitor/main.o,$(MONITOR_OBJ))
 $(BUILD)/tests/%: tests/unit/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Imonitor -Icollectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -Imonitor -Icollectors -Idetectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/bench/%: bench/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) -Imonitor $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Imonitor -Idetectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -o $@
 
 # Programs the integration tests run inside sandboxes (attack probes); plain C, no project code.
 $(BUILD)/probe/%: tests/probe/%.c

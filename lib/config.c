@@ -31,6 +31,7 @@ void config_defaults(struct config *cfg)
 	cfg->gate_nflog_group = 7301;
 	cfg->stats_period_ns = 250 * NSEC_PER_MSEC;
 	cfg->proc_ring_size = 4 << 20;
+	cfg->detector_actions = 1;
 }
 
 static int set_path(char *dst, const char *value, char *err, size_t errlen)
@@ -143,6 +144,14 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	}
 	if (strcmp(key, "stats_period") == 0)
 		return set_duration(&cfg->stats_period_ns, value, 1, err, errlen);
+	if (strcmp(key, "detector_actions") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0) {
+			snprintf(err, errlen, "must be on or off");
+			return -EINVAL;
+		}
+		cfg->detector_actions = strcmp(value, "on") == 0;
+		return 0;
+	}
 	if (strcmp(key, "proc_ring_size") == 0) {
 		/* The kernel wants a power of two, a page at least. */
 		r = set_uint(&v, value, 4096, 1ULL << 30, err, errlen);

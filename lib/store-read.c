@@ -159,18 +159,31 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	return r;
 }
 
-int store_event_max_id(struct store *s, int64_t *ret)
+int store_max_id(struct store *s, const char *table, int64_t *ret)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM events", -1, &st, NULL);
+	int rc;
 
+	static const char *const sql[][2] = {
+		{ "events", "SELECT coalesce(max(id), 0) FROM events" },
+		{ "detections", "SELECT coalesce(max(id), 0) FROM detections" },
+		{ "incidents", "SELECT coalesce(max(id), 0) FROM incidents" },
+	};
+	size_t i;
+
+	/* A table name cannot be bound: only these are ever asked for. */
+	for (i = 0; i < ARRAY_SIZE(sql) && strcmp(table, sql[i][0]) != 0; i++)
+		;
+	if (i == ARRAY_SIZE(sql))
+		return -EINVAL;
+	rc = sqlite3_prepare_v2(s->db, sql[i][1], -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return store_error(s, rc, "prepare max id");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : store_error(s, rc, "max event id");
+	return rc == SQLITE_ROW ? 0 : store_error(s, rc, "max id");
 }
 
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret)

@@ -314,3 +314,78 @@ int store_incident_link_event(struct store *s, int64_t incident_id, int64_t even
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "link incident event");
 }
+
+/* Opens incident det->incident_id, or raises its severity to det's if that is higher. */
+static int incident_upsert(struct store *s, const struct store_detection *det, int create)
+{
+	static const char *const sql[] = {
+		"UPDATE incidents SET severity = ?3 WHERE id = ?1 AND "
+		"(CASE ?3 WHEN 'critical' THEN 3 WHEN 'high' THEN 2 WHEN 'medium' THEN 1 ELSE 0 END) > "
+		"(CASE severity WHEN 'critical' THEN 3 WHEN 'high' THEN 2 WHEN 'medium' THEN 1 "
+		"ELSE 0 END)",
+		"INSERT INTO incidents (id, sandbox_id, opened_ts, start_ts, severity, state, summary) "
+		"VALUES (?1, ?2, ?4, ?4, ?3, 'open', ?5)",
+	};
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql[create ? 1 : 0], -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare incident");
+	sqlite3_bind_int64(st, 1, det->incident_id);
+	sqlite3_bind_int64(st, 2, det->sandbox_id);
+	sqlite3_bind_text(st, 3, det->severity, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, det->ts);
+	sqlite3_bind_text(st, 5, det->reason, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "incident");
+}
+
+int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	if (det->incident_id > 0 && (r = incident_upsert(s, det, create_incident)) < 0)
+		return r;
+	rc = sqlite3_prepare_v2(s->db,
+				"INSERT INTO detections (id, ts, sandbox_id, step, rule, severity, "
+				"policy_hash, incident_id, event_ids, reason) VALUES (?1, ?2, ?3, ?4, "
+				"?5, ?6, ?7, NULLIF(?8, 0), ?9, ?10)",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare detection insert");
+	sqlite3_bind_int64(st, 1, det->id);
+	sqlite3_bind_int64(st, 2, det->ts);
+	sqlite3_bind_int64(st, 3, det->sandbox_id);
+	if (det->step != EVENT_STEP_NONE)
+		sqlite3_bind_int64(st, 4, det->step);
+	else
+		sqlite3_bind_null(st, 4);
+	sqlite3_bind_text(st, 5, det->rule, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, det->severity, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 7, det->policy_hash[0] ? det->policy_hash : NULL);
+	sqlite3_bind_int64(st, 8, det->incident_id);
+	sqlite3_bind_text(st, 9, det->event_ids, -1, SQLITE_STATIC);
+	store_bind_text_or_null(st, 10, det->reason[0] ? det->reason : NULL);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return store_error(s, rc, "insert detection");
+	if (det->incident_id <= 0)
+		return 0;
+	/* The triggering events stay with the incident (retention keeps them). */
+	for (const char *p = det->event_ids; *p;) {
+		char *end;
+		long long id = strtoll(p, &end, 10);
+
+		if (end == p) {
+			p++;
+			continue;
+		}
+		if ((r = store_incident_link_event(s, det->incident_id, id)) < 0)
+			return r;
+		p = end;
+	}
+	return 0;
+}

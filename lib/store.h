@@ -106,9 +106,6 @@ struct store_timeline_query {
 int store_timeline(struct store *s, const struct store_timeline_query *q,
 		   int (*cb)(const struct event *ev, void *data), void *data);
 
-/* The largest event id in the store (0 if none). */
-int store_event_max_id(struct store *s, int64_t *ret);
-
 /* Counts the events of a sandbox (0 = all sandboxes). */
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
 
@@ -127,6 +124,30 @@ struct store_action {
 
 /* Inserts an action; sets *ret_id (may be NULL). */
 int store_action_insert(struct store *s, const struct store_action *a, int64_t *ret_id);
+
+/* One verdict (the detections table); its id is given by the caller (firebreakd). */
+struct store_detection {
+	int64_t id;
+	int64_t ts;
+	int64_t sandbox_id;
+	int64_t step;		/* EVENT_STEP_NONE: none */
+	char rule[48];
+	char severity[16];
+	char policy_hash[72];
+	int64_t incident_id;	/* 0: none */
+	char event_ids[200];	/* JSON array of the triggering events' ids */
+	char reason[256];
+};
+
+/*
+ * Stores a verdict; with incident_id, first opens that incident (create: id, start_ts, severity)
+ * or raises its severity and links the triggering events to it. One call, in the caller's
+ * transaction.
+ */
+int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident);
+
+/* The largest id of table "events", "detections" or "incidents" (0 if none). */
+int store_max_id(struct store *s, const char *table, int64_t *ret);
 
 /* Records an incident window; its events are then kept by retention. Sets *ret_id. */
 int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,

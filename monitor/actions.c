@@ -104,34 +104,50 @@ void action_record(struct daemon *d, const struct store_sandbox *sb, const struc
 	writer_submit(d->writer, &op);
 }
 
-int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		 uint64_t token)
+int action_act(const struct store_sandbox *sb, enum action_kind kind, struct action_done *done)
 {
-	uint64_t t0 = time_mono_ns(), t1, t2;
-	char result[64];
-	int r, c = 0;
+	done->t0 = time_mono_ns();
+	done->r = act(kind, sb->cgroup);
+	done->t1 = time_mono_ns();
+	return done->r;
+}
 
-	r = act(rq->kind, sb->cgroup);
-	t1 = time_mono_ns();
-	if (r == 0)
+int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		  const struct action_done *done, uint64_t token)
+{
+	char result[64];
+	uint64_t t2;
+	int c = 0;
+
+	if (done->r == 0)
 		c = confirm(rq->kind, sb->cgroup);
 	t2 = time_mono_ns();
-
-	if (r < 0)
-		snprintf(result, sizeof(result), "failed: %s", strerror(-r));
+	if (done->r < 0)
+		snprintf(result, sizeof(result), "failed: %s", strerror(-done->r));
 	else
 		strscpy(result, sizeof(result), c == 0 ? "ok" : "unconfirmed");
-	if (r == 0) {
+	if (done->r == 0) {
 		strcpy(sb->state, state_after(rq->kind));
 		sb->updated_ts = time_now_ns();
 		control_store_sandbox(d, sb);
 	}
-	action_record(d, sb, rq, time_now_ns(), (int64_t)(t1 - t0), (int64_t)(t2 - t1), result, token);
+	action_record(d, sb, rq, time_now_ns(), (int64_t)(done->t1 - done->t0),
+		      (int64_t)(t2 - done->t1), result, token);
 	log_info("sandbox %s: %s by %s: %s in %llu us (confirmed after %llu us)%s%s", sb->name,
 		 action_kind_name(rq->kind), rq->requested_by, result,
-		 (unsigned long long)(t1 - t0) / 1000, (unsigned long long)(t2 - t1) / 1000,
-		 rq->reason ? ": " : "", rq->reason ? rq->reason : "");
-	return r < 0 ? r : c;
+		 (unsigned long long)(done->t1 - done->t0) / 1000,
+		 (unsigned long long)(t2 - done->t1) / 1000, rq->reason ? ": " : "",
+		 rq->reason ? rq->reason : "");
+	return done->r < 0 ? done->r : c;
+}
+
+int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		 uint64_t token)
+{
+	struct action_done done;
+
+	action_act(sb, rq->kind, &done);
+	return action_finish(d, sb, rq, &done, token);
 }
 
 void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,

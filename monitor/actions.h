@@ -33,6 +33,22 @@ struct action_request {
 /* "freeze", "thaw", "kill". */
 const char *action_kind_name(enum action_kind k);
 
+/* What action_act did: its result and when it started and ended (monotonic ns). */
+struct action_done {
+	int r;
+	uint64_t t0, t1;
+};
+
+/*
+ * The kill path: acts on sb's cgroup (the write, nothing else before it) and says how it went.
+ * action_finish then confirms and records. 0 or -errno.
+ */
+int action_act(const struct store_sandbox *sb, enum action_kind kind, struct action_done *done);
+
+/* Confirms what action_act did, sets sb's state, records it; returns as action_apply. */
+int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		  const struct action_done *done, uint64_t token);
+
 /*
  * Acts on sb's cgroup, confirms, records; with token, answers that client once the record is
  * durable. Returns 0 (done and confirmed), -ETIMEDOUT (done, not confirmed within a second), or

@@ -15,6 +15,7 @@
 #include "proc-trace.h"
 #include "syscall-events.h"
 #include "timeutil.h"
+#include "verdicts.h"
 
 /* Stores a monitor event about sb's watch (kind sandbox.*) with fields f (taken). */
 static void store_event(struct daemon *d, const struct store_sandbox *sb, const char *kind,
@@ -159,6 +160,7 @@ static void release(struct daemon *d, struct store_sandbox *sb, const char *stat
 {
 	syscall_events_set(d, sb, 0);
 	proc_events_unwatch(d, sb);
+	verdicts_forget(d, sb->name);
 	strcpy(sb->state, state);
 	sb->updated_ts = time_now_ns();
 	log_info("sandbox %s (adopted cgroup %s): %s", sb->name, sb->cgroup, state);

@@ -10,9 +10,11 @@
 #include "control.h"
 #include "daemon.h"
 #include "macro.h"
+#include "nflog-events.h"
 #include "proc-events.h"
 #include "syscall-events.h"
 #include "timeutil.h"
+#include "verdicts.h"
 
 void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 {
@@ -97,11 +99,15 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	if (cgroup)
 		strcpy(sb->cgroup, cgroup);
 	/* A running sandbox's processes are traced from now on. */
-	if (strcmp(state, "running") == 0 && cgroup)
+	if (strcmp(state, "running") == 0 && cgroup) {
 		proc_events_watch(d, sb);
+		if (d->nflog)
+			nflog_events_follow(d); /* before create returns: the gate may be new */
+	}
 	else if (strcmp(state, "destroyed") == 0) {
 		syscall_events_set(d, sb, 0);
 		proc_events_unwatch(d, sb);
+		verdicts_forget(d, sb->name);
 	}
 	if (hash)
 		strcpy(sb->policy_hash, hash);

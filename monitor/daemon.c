@@ -1,6 +1,8 @@
 /* What the daemon's handlers share: error replies and the counters' JSON. */
 #include "daemon.h"
 
+#include "hashmap.h"
+
 #include <stdio.h>
 
 #include "macro.h"
@@ -76,7 +78,7 @@ json_t *daemon_stats_json(struct daemon *d)
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
 	return json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:o, "
-		"s:o, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		"s:o, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
 		(json_int_t)registry_count(d->registry), "trace", "accepted",
 		(json_int_t)d->trace_counters.accepted, "duplicates",
@@ -86,7 +88,9 @@ json_t *daemon_stats_json(struct daemon *d)
 		"trace_socket", lineserver_json(d->trace), "control_socket",
 		lineserver_json(d->control), "control_refused", (json_int_t)d->control_refused,
 		"stats_rounds_skipped", (json_int_t)d->stats_rounds_skipped, "proc_trace",
-		proc_trace_json(d),
+		proc_trace_json(d), "detectors", "sandboxes",
+		(json_int_t)(d->detect ? hashmap_size(d->detect) : 0), "verdicts",
+		(json_int_t)d->verdicts, "dropped", (json_int_t)d->verdicts_dropped,
 		"seccomp", "stored",
 		(json_int_t)d->seccomp_events, "unattributed", (json_int_t)d->seccomp_unattributed,
 		"unparsed", (json_int_t)d->seccomp_unparsed, "overruns",

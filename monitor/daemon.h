@@ -9,6 +9,7 @@
 #include "lineserver.h"
 #include "log.h"
 #include "loop.h"
+#include "detect.h"
 #include "registry.h"
 #include "trace.h"
 #include "writer.h"
@@ -68,6 +69,13 @@ struct daemon {
 	uint64_t nflog_kernel_drops, nflog_kernel_drops_closed;
 	struct proc_pending *proc_pending; /* records whose step was not reported yet */
 	size_t n_proc_pending;
+	/* The detectors (monitor/verdicts.c). */
+	struct hashmap *detect;	     /* sandbox name -> its detectors */
+	struct detect_config detect_cfg;
+	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
+	size_t n_pending_verdicts;
+	int64_t next_detection_id, next_incident_id;
+	uint64_t verdicts, verdicts_dropped;
 	int watchdog_fd;	     /* the pipe to the watchdog (monitor/watchdog.h), or -1 */
 	pid_t watchdog_pid;
 	char *watchdog_sent;	     /* the watched list as last sent */

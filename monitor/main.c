@@ -23,6 +23,7 @@
 #include "store.h"
 #include "timeutil.h"
 #include "unixsock.h"
+#include "verdicts.h"
 #include "watchdog.h"
 
 #ifndef FB_VERSION
@@ -411,6 +412,8 @@ int main(int argc, char **argv)
 		store_set_synchronous_full(store, 0);
 	if ((r = registry_new(&d.registry)) < 0 || (r = registry_load(d.registry, store)) < 0)
 		return log_errno(r, "load sandboxes"), 1;
+	if ((r = verdicts_init(&d, store)) < 0)
+		return log_errno(r, "detectors"), 1;
 
 	wc.batch_max = d.cfg.batch_max;
 	wc.queue_max = d.cfg.queue_max;
@@ -425,6 +428,8 @@ int main(int argc, char **argv)
 	    (r = loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d)) < 0 ||
 	    (r = loop_add_timer(d.loop, NSEC_PER_SEC, on_tick, &d)) < 0)
 		return log_errno(r, "event loop"), 1;
+	/* Every event from here on goes through the detectors. */
+	verdicts_start(&d);
 	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says. */
 	adopt_scan(&d);
 	if (start_servers(&d) < 0)
@@ -462,6 +467,7 @@ int main(int argc, char **argv)
 	nflog_events_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
+	verdicts_stop(&d);
 	writer_free(d.writer);
 	registry_free(d.registry);
 	cgroup_collector_free(d.cgroup_stats);

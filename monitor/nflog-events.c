@@ -160,9 +160,11 @@ static void close_reader(struct daemon *d)
 
 /*
  * The gate exists only while some sandbox has egress, and is made anew after the last one goes:
- * follow it by its namespace's inode, once a tick.
+ * follow it by its namespace's inode, once a tick, and at every registration of a running
+ * sandbox (its create may just have made the gate: packets logged before a reader listens are
+ * dropped by the kernel, uncounted).
  */
-static void follow_gate(struct daemon *d)
+void nflog_events_follow(struct daemon *d)
 {
 	struct nflog_state *s = d->nflog;
 	struct stat st;
@@ -192,7 +194,7 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 
 	on_ready(l, -1, 0, d);
 	flush(d, 0);
-	follow_gate(d);
+	nflog_events_follow(d);
 	d->nflog_kernel_drops = d->nflog_kernel_drops_closed +
 				(d->nflog->reader ? nflog_kernel_drops(d->nflog->reader) : 0);
 }
@@ -210,7 +212,7 @@ int nflog_events_start(struct daemon *d)
 {
 	if (!(d->nflog = calloc(1, sizeof(*d->nflog))))
 		return -ENOMEM;
-	follow_gate(d);
+	nflog_events_follow(d);
 	return loop_add_timer(d->loop, 100 * NSEC_PER_MSEC, on_tick, d);
 }
 

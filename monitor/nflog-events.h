@@ -15,6 +15,10 @@ int nflog_events_start(struct daemon *d);
 /* Packets read and counted in aggregates not stored yet. */
 uint64_t nflog_events_pending(struct daemon *d);
 
+/* Opens the gate's NFLOG group if the gate is new (the tick does it too); call before a sandbox
+ * with egress runs anything. */
+void nflog_events_follow(struct daemon *d);
+
 /* Flushes every aggregate and closes the reader. */
 void nflog_events_stop(struct daemon *d);
 

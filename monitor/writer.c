@@ -35,6 +35,10 @@ struct writer {
 	struct writer_stats stats;	  /* under lock */
 	int64_t next_event_id;		  /* the submitting thread's only (writer_submit) */
 	int64_t last_event_id;
+	int (*observe)(const struct event *ev, void *data);
+	void (*after)(void *data);
+	void *observer_data;
+	int in_after;
 };
 
 void writer_op_clear(struct writer_op *op)
@@ -46,6 +50,7 @@ void writer_op_clear(struct writer_op *op)
 	}
 	free(op->sandbox);
 	free(op->action);
+	free(op->detection);
 	free(op->msg);
 	memset(op, 0, sizeof(*op));
 }
@@ -81,6 +86,11 @@ static int apply(struct writer *w, struct writer_op *op)
 		return 0;
 	case WRITER_OP_ACTION: {
 		int r = store_action_insert(w->store, op->action, NULL);
+
+		return r < 0 ? r : store_event_insert(w->store, &op->ev);
+	}
+	case WRITER_OP_VERDICT: {
+		int r = store_detection_insert(w->store, op->detection, op->create_incident);
 
 		return r < 0 ? r : store_event_insert(w->store, &op->ev);
 	}
@@ -132,7 +142,8 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 		results[i] = apply(w, &ops[i]);
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */
-		else if (((ops[i].type == WRITER_OP_EVENT || ops[i].type == WRITER_OP_ACTION) &&
+		else if (((ops[i].type == WRITER_OP_EVENT || ops[i].type == WRITER_OP_ACTION ||
+			   ops[i].type == WRITER_OP_VERDICT) &&
 			  results[i] == 0) ||
 			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
 			events++;
@@ -265,7 +276,7 @@ int writer_new(struct store *s, const struct writer_config *cfg, struct writer *
 	w->cfg = *cfg;
 	/* Event ids are given at submission, in order, so that what the daemon derives from an
 	 * event (a verdict) can name it at once; the store takes them as given. */
-	if ((r = store_event_max_id(s, &w->next_event_id)) < 0) {
+	if ((r = store_max_id(s, "events", &w->next_event_id)) < 0) {
 		free(w);
 		return r;
 	}
@@ -299,12 +310,14 @@ int writer_fd(struct writer *w)
 
 int writer_submit(struct writer *w, struct writer_op *op)
 {
-	int wake;
+	int wake, observed = 0;
 
 	if (op->type == WRITER_OP_EVENT || op->type == WRITER_OP_TRACE ||
-	    op->type == WRITER_OP_ACTION) {
+	    op->type == WRITER_OP_ACTION || op->type == WRITER_OP_VERDICT) {
 		op->ev.id = w->next_event_id++;
 		w->last_event_id = op->ev.id;
+		if (w->observe && !w->stopping)
+			observed = w->observe(&op->ev, w->observer_data);
 	}
 
 	pthread_mutex_lock(&w->lock);
@@ -321,7 +334,20 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	memset(op, 0, sizeof(*op));
 	if (wake)
 		pthread_cond_signal(&w->cond);
+	if (observed && !w->in_after) {
+		w->in_after = 1;
+		w->after(w->observer_data);
+		w->in_after = 0;
+	}
 	return 0;
+}
+
+void writer_set_observer(struct writer *w, int (*observe)(const struct event *ev, void *data),
+			 void (*after)(void *data), void *data)
+{
+	w->observe = observe;
+	w->after = after;
+	w->observer_data = data;
 }
 
 int64_t writer_last_event_id(struct writer *w)

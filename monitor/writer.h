@@ -21,6 +21,7 @@ enum writer_op_type {
 	WRITER_OP_SANDBOX, /* put sandbox (owned) */
 	WRITER_OP_REPLY,   /* nothing to write: carries msg back in order with the rest */
 	WRITER_OP_ACTION,  /* insert action (owned) and append ev, its event */
+	WRITER_OP_VERDICT, /* insert detection (owned; and open or raise its incident), append ev */
 };
 
 struct writer_op {
@@ -30,6 +31,8 @@ struct writer_op {
 	struct trace_record *trace;
 	struct store_sandbox *sandbox;
 	struct store_action *action;
+	struct store_detection *detection;
+	int create_incident; /* WRITER_OP_VERDICT: the detection opens its incident */
 	char *msg; /* owned; returned in the completion */
 };
 
@@ -73,6 +76,15 @@ int writer_fd(struct writer *w);
  * -ESHUTDOWN once writer_stop() has been called (op is then cleared).
  */
 int writer_submit(struct writer *w, struct writer_op *op);
+
+/*
+ * Someone who sees every event as it is queued (the detectors), on the submitting thread:
+ * observe(ev) before the op is queued (ev is complete, its id given), and, if observe returned
+ * non-zero, after(data) once it is queued (after may submit ops of its own; those are observed
+ * too, but never trigger after again while it runs).
+ */
+void writer_set_observer(struct writer *w, int (*observe)(const struct event *ev, void *data),
+			 void (*after)(void *data), void *data);
 
 /*
  * The id the event of the op last queued got (writer_submit gives ids in submission order; call it

@@ -81,6 +81,13 @@ start_daemon() {
 	fail "firebreakd did not answer within 5 s"
 }
 
+# For a test that attacks a sandbox on purpose to check something other than the detectors (the
+# enforcer's refusals, a collector's events): verdicts are still recorded, but never freeze or kill
+# the sandbox under test. Call before start_daemon --config "$FB_CONF".
+detectors_record_only() {
+	printf 'detector_actions = off\n' >>"$FB_CONF"
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"

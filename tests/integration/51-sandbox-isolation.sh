@@ -7,7 +7,8 @@
 fb_setup
 POLICY=$FB_ROOT/tests/policies/attack.json
 
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox iso1 "$POLICY"
 copy_in iso1 "$FB_ROOT/tests/attacks/inside.py"
 "$FB" exec iso1 --tool attack -- python3 /workspace/inside.py >"$T/inside.json" || fail "inside.py"

@@ -4,7 +4,8 @@
 # process with a logging filter of its own is counted as unattributed and stored nowhere.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox sc1 "$FB_ROOT/tests/policies/attack.json"
 # ptrace(PTRACE_TRACEME) five times and keyctl once: the sandbox's filter refuses both with EPERM.
 printf 'import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor _ in range(5):\n    assert libc.syscall(101, 0, 0, 0, 0) == -1 and ctypes.get_errno() == 1\nassert libc.syscall(250, 0, 0, 0, 0) == -1 and ctypes.get_errno() == 1\n' >"$T/refuse.py"

@@ -14,7 +14,8 @@ fb_setup
 
 world_up
 ok "the test world is up"
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox eg1 "$FB_ROOT/tests/policies/egress.json"
 copy_in eg1 "$FB_ROOT/tests/attacks/egress.py"
 ip netns list | grep -q '^firebreak-gate' || fail "no gate netns"

@@ -7,7 +7,8 @@
 fb_setup
 
 world_up
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox pt1 "$FB_ROOT/tests/policies/egress-tools.json"
 copy_in pt1 "$FB_ROOT/tests/attacks/reach.py"
 

@@ -8,7 +8,8 @@ fb_setup
 N=10000
 
 world_up
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox dp1 "$FB_ROOT/tests/policies/egress.json"
 init=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['init_pid'])" \
 	"$FIREBREAK_RUNTIME_DIR/sandboxes/dp1/state.json")

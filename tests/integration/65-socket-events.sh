@@ -6,7 +6,8 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 world_up
-start_daemon
+detectors_record_only
+start_daemon --config "$FB_CONF"
 create_sandbox so1 "$FB_ROOT/tests/policies/egress.json"
 cat >"$T/sock.py" <<'PY'
 import errno, socket

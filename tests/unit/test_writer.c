@@ -191,7 +191,7 @@ static void test_event_ids_given_in_submission_order_and_kept(void **state)
 	assert_int_equal(writer_last_event_id(w), 11);
 	writer_free(w);
 	assert_int_equal(store_open(db_path("ids"), STORE_READ_ONLY, &s), 0);
-	assert_int_equal(store_event_max_id(s, &max), 0);
+	assert_int_equal(store_max_id(s, "events", &max), 0);
 	store_close(s);
 	assert_int_equal(max, 11);
 	assert_int_equal(stored_events("ids"), 11);

@@ -1,0 +1,45 @@
+/* What detect.c and the rules (rules-*.c) share: the per-sandbox state. */
+#ifndef FB_DETECT_INTERNAL_H
+#define FB_DETECT_INTERNAL_H
+
+#include "detect.h"
+
+#define DETECT_TOOLS_MAX 128
+#define DETECT_DENIALS_MAX 64 /* refused attempts remembered for the burst and scan rules */
+
+struct detect_denial {
+	int64_t ts;
+	int64_t id;
+	char dst[48];
+};
+
+struct detect_state {
+	struct detect_config cfg;
+	int have_policy;
+	size_t n_tools;
+	struct {
+		char name[FB_TOOL_MAX + 1];
+		int network; /* its scope opens some egress */
+	} tools[DETECT_TOOLS_MAX];
+
+	/* The last refused or dropped attempts, a ring (oldest at head). */
+	struct detect_denial denials[DETECT_DENIALS_MAX];
+	size_t den_head, den_n;
+	int64_t burst_quiet_until; /* a burst is reported once per window */
+	int64_t scan_quiet_until;
+
+	/* Resource counters of the sandbox's cgroup, as last seen. */
+	int64_t oom_kills, pids_max_hits;
+};
+
+/* Fills v's common fields from ev. */
+void detect_verdict_init(struct detect_verdict *v, const struct event *ev, const char *rule,
+			 enum detect_severity sev);
+
+/* The rules: each looks at ev and writes at most max verdicts, returning how many. */
+size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
+			size_t max);
+size_t detect_rules_host(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * The detectors: deterministic rules over one sandbox's event stream, no model at run time. Each
+ * is a pure function of the events fed to it, in order, and of its own state, so a replay of the
+ * same events gives the same verdicts (Part 8). docs/detectors.md lists the rules and defaults.
+ *
+ * Fields are read from the events' compact JSON text by key (detect_field_*), without parsing the
+ * whole object: the values the rules read (addresses, fixed words, numbers) never need escaping.
+ */
+#ifndef FB_DETECT_H
+#define FB_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bounds.h"
+#include "event.h"
+
+struct policy;
+
+enum detect_severity {
+	DETECT_LOW,	 /* recorded */
+	DETECT_MEDIUM,	 /* an alert: opens or extends an incident */
+	DETECT_HIGH,	 /* freeze, by default */
+	DETECT_CRITICAL, /* kill, by default */
+	_DETECT_SEVERITY_MAX
+};
+
+#define DETECT_IDS_MAX 8
+
+struct detect_verdict {
+	const char *rule; /* a static rule id, "net.metadata" */
+	enum detect_severity severity;
+	int64_t ts;	  /* the triggering event's */
+	int64_t step;	  /* its step, EVENT_STEP_NONE if none */
+	char tool[FB_TOOL_MAX + 1];
+	int64_t event_ids[DETECT_IDS_MAX]; /* the triggering events, oldest first */
+	size_t n_ids;
+	char reason[200];
+};
+
+/* The thresholds (docs/detectors.md gives the defaults, detect_config_defaults sets them). */
+struct detect_config {
+	unsigned deny_burst_count;     /* refused or dropped connection attempts ... */
+	int64_t deny_burst_window_ns;  /* ... within this window: a burst */
+	unsigned deny_distinct;	       /* distinct refused destinations within the window: a scan */
+};
+
+void detect_config_defaults(struct detect_config *c);
+
+const char *detect_severity_name(enum detect_severity s);
+
+/* One sandbox's detectors and their state. */
+struct detect_state;
+
+/*
+ * New state for a sandbox under policy p (borrowed, may be NULL: the rules that need a tool's
+ * scope then stay quiet) and config c (copied). 0 or -ENOMEM.
+ */
+int detect_state_new(const struct policy *p, const struct detect_config *c,
+		     struct detect_state **ret);
+
+void detect_state_free(struct detect_state *st);
+
+/*
+ * Feeds one event (its id set); writes up to max verdicts to out and returns how many. The same
+ * events in the same order always give the same verdicts.
+ */
+size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
+		    size_t max);
+
+/* The string value of key in a compact JSON object's text, copied to buf; 1 if found, else 0. */
+int detect_field_str(const char *fields, const char *key, char *buf, size_t size);
+
+/* The integer value of key; 1 and *ret if found, else 0. */
+int detect_field_int(const char *fields, const char *key, int64_t *ret);
+
+#endif

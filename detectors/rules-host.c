@@ -1,0 +1,85 @@
+/*
+ * Host rules: seccomp refusals of escape-class syscalls, the sandbox's memory and pids caps
+ * biting, and the monitor going blind in the sandbox (lost events).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "detect-internal.h"
+
+/*
+ * Syscalls a tool has no use for and an escape needs: namespaces and mounts, kernel modules and
+ * kexec, BPF and perf, tracing other processes, keyrings, handles that bypass paths. A seccomp
+ * refusal of one means something in the sandbox tried.
+ */
+static int escape_class(const char *name)
+{
+	static const char *const names[] = {
+		"mount",	   "umount2",	    "pivot_root",	"chroot",	  "unshare",
+		"setns",	   "init_module",   "finit_module",	"delete_module",  "kexec_load",
+		"kexec_file_load", "bpf",	    "perf_event_open",	"ptrace",	  "process_vm_writev",
+		"process_vm_readv", "keyctl",	    "add_key",		"request_key",	  "open_by_handle_at",
+		"name_to_handle_at", "userfaultfd", "fsopen",		"fsmount",	  "move_mount",
+		"open_tree",	   "iopl",	    "ioperm",		"reboot",	  "swapon",
+		"swapoff",	   "acct",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* A cumulative counter of the sandbox's own cgroup that moved: 1 and the rise. */
+static int rose(const struct event *ev, const char *key, int64_t *last, int64_t *ret_by)
+{
+	int64_t v;
+
+	if (!detect_field_int(ev->fields, key, &v) || v <= *last)
+		return 0;
+	*ret_by = v - *last;
+	*last = v;
+	return 1;
+}
+
+size_t detect_rules_host(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max)
+{
+	char name[64];
+	int64_t by;
+	size_t k = 0;
+
+	if (max == 0)
+		return 0;
+	if (strcmp(ev->kind, "seccomp.denied") == 0) {
+		if (!detect_field_str(ev->fields, "name", name, sizeof(name)) || !escape_class(name))
+			return 0;
+		detect_verdict_init(&out[k], ev, "escape.seccomp", DETECT_CRITICAL);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "seccomp refused %s, an escape-class syscall", name);
+		return 1;
+	}
+	/* The sandbox's own cgroup counts what happened in every step below it. */
+	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE) {
+		if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {
+			detect_verdict_init(&out[k], ev, "resource.oom-kill", DETECT_MEDIUM);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "%lld process(es) killed at the memory cap", (long long)by);
+			k++;
+		}
+		if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {
+			detect_verdict_init(&out[k], ev, "resource.pids-cap", DETECT_MEDIUM);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "%lld fork(s) refused at the pids cap", (long long)by);
+			k++;
+		}
+		return k;
+	}
+	if (strcmp(ev->kind, "monitor.loss") == 0) {
+		detect_verdict_init(&out[k], ev, "monitor.blind", DETECT_MEDIUM);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "events of this sandbox were lost: the monitor was partly blind here");
+		return 1;
+	}
+	return 0;
+}

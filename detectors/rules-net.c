@@ -1,0 +1,148 @@
+/*
+ * Network rules: the cloud metadata service, bursts and scans of refused destinations, and a
+ * tool whose scope opens no egress reaching for the network.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "detect-internal.h"
+#include "macro.h"
+
+/* Where instances fetch credentials: any attempt is an attack (the lesson's first move). */
+static int metadata_address(const char *dst)
+{
+	return strcmp(dst, "169.254.169.254") == 0 || strcmp(dst, "fd00:ec2::254") == 0 ||
+	       strcmp(dst, "100.100.100.200") == 0;
+}
+
+/* Whether ev's tool is in the policy and its scope opens no egress. */
+static int tool_without_network(const struct detect_state *st, const struct event *ev)
+{
+	if (!st->have_policy || !ev->tool[0])
+		return 0;
+	for (size_t i = 0; i < st->n_tools; i++)
+		if (strcmp(st->tools[i].name, ev->tool) == 0)
+			return !st->tools[i].network;
+	return 0;
+}
+
+/* Remembers a refused attempt; the ring keeps the last DETECT_DENIALS_MAX. */
+static void note_denial(struct detect_state *st, const struct event *ev, const char *dst)
+{
+	size_t at;
+
+	if (st->den_n == DETECT_DENIALS_MAX) { /* full: the oldest goes */
+		at = st->den_head;
+		st->den_head = (st->den_head + 1) % DETECT_DENIALS_MAX;
+	} else {
+		at = (st->den_head + st->den_n++) % DETECT_DENIALS_MAX;
+	}
+	st->denials[at].ts = ev->ts;
+	st->denials[at].id = ev->id;
+	strscpy(st->denials[at].dst, sizeof(st->denials[at].dst), dst);
+}
+
+/* The ids of the refused attempts within the window before now, newest last (at most the cap). */
+static void window_ids(const struct detect_state *st, int64_t now, struct detect_verdict *v)
+{
+	size_t k = 0;
+
+	v->n_ids = 0;
+	for (size_t i = st->den_n; i-- > 0 && k < DETECT_IDS_MAX;) {
+		const struct detect_denial *d = &st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
+
+		if (now - d->ts > st->cfg.deny_burst_window_ns)
+			break;
+		k++;
+	}
+	for (size_t i = st->den_n - k; i < st->den_n; i++)
+		v->event_ids[v->n_ids++] = st->denials[(st->den_head + i) % DETECT_DENIALS_MAX].id;
+}
+
+/* Counts refused attempts and distinct destinations within the window ending at now. */
+static void window_counts(const struct detect_state *st, int64_t now, unsigned *ret_n,
+			  unsigned *ret_distinct)
+{
+	const char *seen[DETECT_DENIALS_MAX];
+	unsigned n = 0, distinct = 0;
+
+	for (size_t i = st->den_n; i-- > 0;) {
+		const struct detect_denial *d = &st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
+		unsigned j;
+
+		if (now - d->ts > st->cfg.deny_burst_window_ns)
+			break;
+		n++;
+		for (j = 0; j < distinct && strcmp(seen[j], d->dst) != 0; j++)
+			;
+		if (j == distinct)
+			seen[distinct++] = d->dst;
+	}
+	*ret_n = n;
+	*ret_distinct = distinct;
+}
+
+size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
+			size_t max)
+{
+	int connect = strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0;
+	int denied = strcmp(ev->kind, "net.denied") == 0;
+	char dst[48] = "", family[16] = "", hook[16] = "";
+	unsigned n, distinct;
+	size_t k = 0;
+
+	if (strcmp(ev->kind, "net.socket") == 0) {
+		/* A tool with no egress in its scope has no business with an internet socket. */
+		if (detect_field_str(ev->fields, "family", family, sizeof(family)) &&
+		    (strcmp(family, "inet") == 0 || strcmp(family, "inet6") == 0) &&
+		    tool_without_network(st, ev) && k < max) {
+			detect_verdict_init(&out[k], ev, "tool.network-out-of-scope", DETECT_HIGH);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "tool %s, whose scope opens no egress, made an %s socket", ev->tool,
+				 family);
+			k++;
+		}
+		return k;
+	}
+	if (!connect && !denied)
+		return 0;
+	if (!detect_field_str(ev->fields, "dst", dst, sizeof(dst)))
+		return 0;
+	if (metadata_address(dst) && k < max) {
+		detect_verdict_init(&out[k], ev, "net.metadata", DETECT_CRITICAL);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "%s to the cloud metadata service %s", denied ? "packets" : "an attempt", dst);
+		k++;
+	}
+	if (connect && tool_without_network(st, ev) && k < max) {
+		detect_verdict_init(&out[k], ev, "tool.network-out-of-scope", DETECT_HIGH);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "tool %s, whose scope opens no egress, tried %s", ev->tool, dst);
+		k++;
+	}
+	/* Refused by the egress hook, or dropped at the gate: one denial each. */
+	if (connect && (!detect_field_str(ev->fields, "egress_hook", hook, sizeof(hook)) ||
+			strcmp(hook, "refused") != 0))
+		return k;
+	note_denial(st, ev, dst);
+	window_counts(st, ev->ts, &n, &distinct);
+	if (n >= st->cfg.deny_burst_count && ev->ts >= st->burst_quiet_until && k < max) {
+		detect_verdict_init(&out[k], ev, "net.deny-burst", DETECT_HIGH);
+		window_ids(st, ev->ts, &out[k]);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "%u refused connection attempts within %lld s", n,
+			 (long long)(st->cfg.deny_burst_window_ns / 1000000000));
+		st->burst_quiet_until = ev->ts + st->cfg.deny_burst_window_ns;
+		k++;
+	}
+	if (distinct >= st->cfg.deny_distinct && ev->ts >= st->scan_quiet_until && k < max) {
+		detect_verdict_init(&out[k], ev, "net.deny-scan", DETECT_HIGH);
+		window_ids(st, ev->ts, &out[k]);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "%u distinct refused destinations within %lld s", distinct,
+			 (long long)(st->cfg.deny_burst_window_ns / 1000000000));
+		st->scan_quiet_until = ev->ts + st->cfg.deny_burst_window_ns;
+		k++;
+	}
+	return k;
+}

@@ -1,0 +1,265 @@
+#include "verdicts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actions.h"
+#include "daemon.h"
+#include "detect.h"
+#include "hashmap.h"
+#include "macro.h"
+#include "policy.h"
+#include "timeutil.h"
+
+#define PENDING_MAX 64
+
+/* One sandbox's detectors, and the incident its verdicts gather in. */
+struct sandbox_detect {
+	char name[FB_NAME_MAX + 1]; /* the map's key */
+	struct detect_state *st;
+	int64_t incident_id;	    /* open incident, 0: none yet */
+};
+
+struct pending_verdict {
+	char sandbox[FB_NAME_MAX + 1];
+	struct detect_verdict v;
+};
+
+/* What each severity does by default (docs/detectors.md): -1 records or alerts only. */
+static const int severity_action[_DETECT_SEVERITY_MAX] = {
+	[DETECT_LOW] = -1,
+	[DETECT_MEDIUM] = -1,
+	[DETECT_HIGH] = ACTION_FREEZE,
+	[DETECT_CRITICAL] = ACTION_KILL,
+};
+
+int verdicts_init(struct daemon *d, struct store *s)
+{
+	int r;
+
+	if ((r = store_max_id(s, "detections", &d->next_detection_id)) < 0 ||
+	    (r = store_max_id(s, "incidents", &d->next_incident_id)) < 0)
+		return r;
+	d->next_detection_id++;
+	d->next_incident_id++;
+	detect_config_defaults(&d->detect_cfg);
+	return hashmap_new(&d->detect);
+}
+
+/*
+ * The policy the detectors judge a sandbox by: the enforcer's copy of it (taken at create, in the
+ * root-only state dir), if its hash is the one the sandbox registered with. An adopted cgroup has
+ * none here: the rules that need a tool's scope stay quiet for it.
+ */
+static struct policy *sandbox_policy(struct daemon *d, const struct store_sandbox *sb)
+{
+	char path[PATH_MAX + 128], err[256];
+	struct policy *p = NULL;
+
+	if (registry_adopted(sb) || !sb->policy_hash[0])
+		return NULL;
+	snprintf(path, sizeof(path), "%s/sandboxes/%s/policy.json", d->cfg.runtime_dir, sb->name);
+	if (policy_load(path, &p, err, sizeof(err)) < 0) {
+		log_warn("sandbox %s: its policy for the detectors: %s", sb->name, err);
+		return NULL;
+	}
+	if (strcmp(policy_hash(p), sb->policy_hash) != 0) {
+		log_warn("sandbox %s: %s is not the policy it registered with; detectors use none",
+			 sb->name, path);
+		policy_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_sandbox *sb)
+{
+	struct sandbox_detect *sd = hashmap_get(d->detect, sb->name);
+	struct policy *p;
+
+	if (sd)
+		return sd;
+	if (!(sd = calloc(1, sizeof(*sd))))
+		return NULL;
+	strscpy(sd->name, sizeof(sd->name), sb->name);
+	p = sandbox_policy(d, sb);
+	if (detect_state_new(p, &d->detect_cfg, &sd->st) < 0 ||
+	    hashmap_put(d->detect, sd->name, sd) < 0) {
+		detect_state_free(sd->st);
+		free(sd);
+		sd = NULL;
+	}
+	policy_free(p);
+	return sd;
+}
+
+/* The writer's observer: every event, before it is queued. Verdicts wait for after(). */
+static int observe(const struct event *ev, void *data)
+{
+	struct detect_verdict v[4];
+	struct daemon *d = data;
+	struct sandbox_detect *sd;
+	struct store_sandbox *sb;
+	size_t n;
+
+	if (!ev->sandbox[0] || !(sb = registry_find(d->registry, ev->sandbox)) ||
+	    !(sd = detectors_of(d, sb)))
+		return 0;
+	n = detect_event(sd->st, ev, v, ARRAY_SIZE(v));
+	for (size_t i = 0; i < n; i++) {
+		struct pending_verdict *pv;
+
+		if (d->n_pending_verdicts == PENDING_MAX) {
+			d->verdicts_dropped++;
+			continue;
+		}
+		pv = &((struct pending_verdict *)d->pending_verdicts)[d->n_pending_verdicts++];
+		strscpy(pv->sandbox, sizeof(pv->sandbox), ev->sandbox);
+		pv->v = v[i];
+	}
+	return n > 0;
+}
+
+/* The verdict's row, its event and its incident, in one store operation. */
+static void record(struct daemon *d, const struct store_sandbox *sb, struct sandbox_detect *sd,
+		   const struct detect_verdict *v, int64_t det_id, int create, const char *action)
+{
+	struct store_detection *det = calloc(1, sizeof(*det));
+	json_t *ids = json_array(), *f;
+	struct writer_op op;
+	char *ids_text;
+
+	for (size_t i = 0; i < v->n_ids; i++)
+		json_array_append_new(ids, json_integer((json_int_t)v->event_ids[i]));
+	ids_text = json_dumps(ids, JSON_COMPACT);
+	writer_event_init(&op, sb, time_now_ns(), v->step, v->tool[0] ? v->tool : NULL,
+			  EVENT_SOURCE_DETECTOR, "verdict");
+	op.type = WRITER_OP_VERDICT;
+	f = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:I, s:s}", "rule", v->rule,
+		      "severity", detect_severity_name(v->severity), "action", action, "reason",
+		      v->reason, "event_ids", ids, "trigger_ts", (json_int_t)v->ts, "detection_id",
+		      (json_int_t)det_id, "incident_id", (json_int_t)sd->incident_id,
+		      "policy_hash", sb->policy_hash);
+	json_decref(ids);
+	if (!det || !ids_text || !f || event_set_fields(&op.ev, f) < 0 ||
+	    strlen(ids_text) >= sizeof(det->event_ids)) {
+		log_error("sandbox %s: verdict %s not recorded: out of memory", sb->name, v->rule);
+		free(det);
+		free(ids_text);
+		json_decref(f);
+		writer_op_clear(&op);
+		return;
+	}
+	json_decref(f);
+	det->id = det_id;
+	det->ts = v->ts;
+	det->sandbox_id = sb->id;
+	det->step = v->step;
+	strscpy(det->rule, sizeof(det->rule), v->rule);
+	strscpy(det->severity, sizeof(det->severity), detect_severity_name(v->severity));
+	strscpy(det->policy_hash, sizeof(det->policy_hash), sb->policy_hash);
+	det->incident_id = sd->incident_id;
+	strscpy(det->event_ids, sizeof(det->event_ids), ids_text);
+	strscpy(det->reason, sizeof(det->reason), v->reason);
+	free(ids_text);
+	op.detection = det;
+	op.create_incident = create;
+	writer_submit(d->writer, &op);
+}
+
+/* Acts on one verdict: the action first (kill path), then the record, then the action's record. */
+static void handle(struct daemon *d, const struct pending_verdict *pv)
+{
+	struct store_sandbox *sb = registry_find(d->registry, pv->sandbox);
+	struct sandbox_detect *sd = hashmap_get(d->detect, pv->sandbox);
+	const struct detect_verdict *v = &pv->v;
+	int kind = severity_action[v->severity], create = 0, acted = 0;
+	struct action_done done;
+	int64_t det_id;
+
+	if (!sb || !sd)
+		return;
+	if (kind >= 0 && d->cfg.detector_actions && sb->cgroup[0] &&
+	    (strcmp(sb->state, "running") == 0 ||
+	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {
+		action_act(sb, (enum action_kind)kind, &done);
+		acted = 1;
+	}
+	det_id = d->next_detection_id++;
+	if (v->severity >= DETECT_MEDIUM && !sd->incident_id) {
+		sd->incident_id = d->next_incident_id++;
+		create = 1;
+	}
+	d->verdicts++;
+	record(d, sb, sd, v, det_id, create,
+	       acted			       ? action_kind_name((enum action_kind)kind)
+	       : kind >= 0		       ? "none (detector_actions off, or not running)"
+	       : v->severity >= DETECT_MEDIUM ? "alert"
+					       : "record");
+	if (acted) {
+		struct action_request rq = { .kind = (enum action_kind)kind,
+					     .requested_by = v->rule,
+					     .reason = v->reason,
+					     .trigger_ts = v->ts,
+					     .detection_id = det_id,
+					     .incident_id = sd->incident_id };
+
+		action_finish(d, sb, &rq, &done, 0);
+	}
+	log_warn("sandbox %s: %s (%s) on step %lld: %s", sb->name, v->rule,
+		 detect_severity_name(v->severity), (long long)v->step, v->reason);
+}
+
+static void after(void *data)
+{
+	struct daemon *d = data;
+
+	/* Handling one may queue events whose verdicts join the list: until it is empty. */
+	while (d->n_pending_verdicts) {
+		struct pending_verdict pv = ((struct pending_verdict *)d->pending_verdicts)[0];
+
+		memmove(d->pending_verdicts, (struct pending_verdict *)d->pending_verdicts + 1,
+			--d->n_pending_verdicts * sizeof(pv));
+		handle(d, &pv);
+	}
+}
+
+void verdicts_start(struct daemon *d)
+{
+	if (!d->pending_verdicts &&
+	    !(d->pending_verdicts = calloc(PENDING_MAX, sizeof(struct pending_verdict)))) {
+		log_error("detectors: out of memory; no verdicts");
+		return;
+	}
+	writer_set_observer(d->writer, observe, after, d);
+}
+
+void verdicts_forget(struct daemon *d, const char *sandbox)
+{
+	struct sandbox_detect *sd = d->detect ? hashmap_remove(d->detect, sandbox) : NULL;
+
+	if (sd) {
+		detect_state_free(sd->st);
+		free(sd);
+	}
+}
+
+void verdicts_stop(struct daemon *d)
+{
+	struct sandbox_detect *sd;
+	size_t pos = 0;
+
+	if (d->writer)
+		writer_set_observer(d->writer, NULL, NULL, NULL);
+	while (d->detect && (sd = hashmap_next(d->detect, &pos))) {
+		detect_state_free(sd->st);
+		free(sd);
+	}
+	hashmap_free(d->detect);
+	d->detect = NULL;
+	free(d->pending_verdicts);
+	d->pending_verdicts = NULL;
+	d->n_pending_verdicts = 0;
+}

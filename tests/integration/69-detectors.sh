@@ -1,0 +1,96 @@
+#!/bin/bash
+# The detectors, live, on real sandboxes: an honest tool call (computation, files, a child
+# process) gets no verdict; a tool whose scope opens no egress making an internet socket is
+# frozen (high); a seccomp refusal of an escape-class syscall (ptrace) gets its sandbox killed
+# (critical). Each verdict names its triggering event, is a detections row in an incident that
+# keeps that event, and its action is recorded with the latency from the kernel's event.
+. "$(dirname "$0")/../lib.sh"
+fb_setup
+start_daemon
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+POLICY=$FB_ROOT/tests/policies/attack.json
+cat >"$T/honest.py" <<'PY'
+import hashlib, os, subprocess
+h = hashlib.sha256()
+for i in range(20000):
+    h.update(str(i).encode())
+os.makedirs("/workspace/out", exist_ok=True)
+with open("/workspace/out/digest", "w") as f:
+    f.write(h.hexdigest())
+assert subprocess.run(["/usr/bin/python3", "-c", "print(1)"], capture_output=True).returncode == 0
+print(open("/workspace/out/digest").read()[:8])
+PY
+printf 'import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ntime.sleep(30)\n' >"$T/sock.py"
+printf 'import ctypes, time\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall(101, 0, 0, 0, 0)\ntime.sleep(30)\n' >"$T/escape.py"
+
+verdicts() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["detectors"]["verdicts"])'; }
+wait_state() { # wait_state SANDBOX FILE VALUE: waits up to 3 s for cgroup.events FILE to say VALUE
+	for _ in $(seq 300); do
+		grep -qx "$2 $3" "$V2/firebreak/$1/cgroup.events" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+create_sandbox dt1 "$POLICY"
+for f in honest sock escape; do copy_in dt1 "$T/$f.py"; done
+check "an honest tool call runs" "$FB" exec dt1 --tool attack --step 1 -- python3 /workspace/honest.py
+sleep 0.5
+assert_eq "$(verdicts)" "0" "an honest tool call gets no verdict"
+
+"$FB" exec dt1 --tool attack --step 2 -- python3 /workspace/sock.py >/dev/null 2>&1 &
+SOCK=$!
+FB_PIDS="$FB_PIDS $SOCK"
+wait_state dt1 frozen 1 || fail "a no-egress tool's internet socket did not get dt1 frozen"
+ok "a tool without egress made an internet socket: the sandbox is frozen"
+"$FB" timeline dt1 --json >"$T/tl.jsonl" || fail "timeline"
+sqlite3 -readonly -json "$FIREBREAK_DB" "SELECT d.id, d.rule, d.severity, d.event_ids, d.incident_id, i.severity AS isev, (SELECT count(*) FROM incident_events e WHERE e.incident_id = i.id) AS linked FROM detections d JOIN incidents i ON i.id = d.incident_id" >"$T/det.json" || fail "detections"
+python3 - "$T/tl.jsonl" "$T/det.json" <<'PY' || fail "the freeze's verdict and action"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+det = json.load(open(sys.argv[2]))
+v = [e for e in ev if e["kind"] == "verdict"]
+assert len(v) == 1, v
+f = v[0]["fields"]
+assert (f["rule"], f["severity"], f["action"]) == ("tool.network-out-of-scope", "high", "freeze"), f
+trig = [e for e in ev if e["id"] in f["event_ids"]]
+assert len(trig) == 1 and trig[0]["kind"] == "net.socket" and trig[0]["step"] == 2, trig
+assert v[0]["step"] == 2 and v[0]["tool"] == "attack" and v[0]["source"] == "detector"
+a = [e for e in ev if e["kind"] == "action.freeze"]
+assert len(a) == 1 and a[0]["fields"]["requested_by"] == "tool.network-out-of-scope", a
+lat = a[0]["fields"]["latency_ns"]
+assert 0 < lat < 1_000_000_000, lat
+print("   socket() -> frozen: %.2f ms (act %.0f us)" % (lat / 1e6, a[0]["fields"]["act_ns"] / 1e3))
+assert len(det) == 1 and det[0]["id"] == f["detection_id"] and det[0]["rule"] == f["rule"], det
+assert json.loads(det[0]["event_ids"]) == f["event_ids"] and det[0]["linked"] == 1, det
+assert det[0]["incident_id"] == f["incident_id"] and det[0]["isev"] == "high", det
+PY
+ok "the verdict names the socket event, is a detections row in a high incident that keeps it; the freeze is recorded with its latency"
+check "kill dt1" "$FB" kill dt1
+wait "$SOCK" 2>/dev/null
+check "destroy dt1" "$FB" destroy dt1
+
+create_sandbox dt2 "$POLICY"
+copy_in dt2 "$T/escape.py"
+"$FB" exec dt2 --tool attack --step 1 -- python3 /workspace/escape.py >/dev/null 2>&1 &
+ESC=$!
+FB_PIDS="$FB_PIDS $ESC"
+wait_state dt2 populated 0 || fail "a seccomp refusal of ptrace did not get dt2 killed"
+wait "$ESC"
+rc=$?
+[ "$rc" -ne 0 ] || fail "the killed tool call exited 0"
+ok "an escape-class syscall refused by seccomp: the sandbox is killed (the call returned $rc)"
+"$FB" timeline dt2 --json >"$T/tl2.jsonl" || fail "timeline"
+python3 - "$T/tl2.jsonl" <<'PY' || fail "the kill's verdict and action"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+v = [e["fields"] for e in ev if e["kind"] == "verdict"]
+assert [(f["rule"], f["severity"], f["action"]) for f in v] == [("escape.seccomp", "critical", "kill")], v
+a = [e["fields"] for e in ev if e["kind"] == "action.kill"]
+assert len(a) == 1 and a[0]["requested_by"] == "escape.seccomp" and a[0]["result"] == "ok", a
+print("   ptrace refused -> killed: %.2f ms" % (a[0]["latency_ns"] / 1e6))
+PY
+ok "the kill names its rule and is recorded"
+"$FB" ps | grep -w dt2 | grep -qw killed || fail "ps does not say dt2 killed"
+check "destroy dt2" "$FB" destroy dt2
+stop_daemon

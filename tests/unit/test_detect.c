@@ -1,0 +1,232 @@
+/*
+ * The detectors (detectors/detect.h) as pure functions: each rule fires on its pattern and not on
+ * the honest neighbour of it, bursts are reported once per window, and the same events in the
+ * same order give the same verdicts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "detect.h"
+#include "policy.h"
+
+static const char policy_text[] =
+	"{\"version\": 1, \"name\": \"t\", \"sandbox\": {},"
+	" \"egress\": {\"allow\": [{\"name\": \"reg\", \"host\": \"registry.test\", \"ports\": [443]}]},"
+	" \"tools\": {"
+	"  \"install_deps\": {\"egress\": [\"reg\"], \"commands\": [{\"program\": \"/usr/bin/pip\", \"operands\": \"any\"}]},"
+	"  \"run_tests\": {\"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]}}}";
+
+static struct detect_state *new_state(int with_policy)
+{
+	struct detect_config c;
+	struct detect_state *st = NULL;
+	struct policy *p = NULL;
+	char err[256];
+
+	detect_config_defaults(&c);
+	if (with_policy && policy_load_text("t.json", policy_text, strlen(policy_text), &p, err,
+					    sizeof(err)) < 0)
+		fail_msg("policy: %s", err);
+	assert_int_equal(detect_state_new(p, &c, &st), 0);
+	policy_free(p);
+	return st;
+}
+
+/* Feeds one event; returns the verdict count and the first verdict's rule (or ""). */
+static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *tool, const char *kind,
+		   const char *fields, struct detect_verdict *v)
+{
+	struct event ev;
+	size_t n;
+
+	event_init(&ev);
+	ev.id = id;
+	ev.ts = ts;
+	ev.step = 3;
+	strcpy(ev.sandbox, "s");
+	strcpy(ev.tool, tool);
+	strcpy(ev.kind, kind);
+	ev.source = EVENT_SOURCE_EBPF;
+	ev.fields = (char *)fields;
+	ev.fields_len = strlen(fields);
+	n = detect_event(st, &ev, v, 4);
+	ev.fields = NULL;
+	return n;
+}
+
+#define SEC 1000000000LL
+static const char refused[] =
+	"{\"family\":\"inet\",\"type\":1,\"protocol\":6,\"cgroup_id\":5,\"dst\":\"203.0.113.%d\","
+	"\"port\":443,\"egress_hook\":\"refused\",\"errno\":1}";
+
+static void test_metadata_is_critical_anywhere(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "fetch", "net.connect",
+			      "{\"dst\":\"169.254.169.254\",\"port\":80,\"egress_hook\":\"passed\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "net.metadata");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(v[0].event_ids[0], 1);
+	assert_int_equal(feed(st, 2, SEC, "fetch", "net.denied",
+			      "{\"packets\":3,\"src\":\"10.199.0.2\",\"dst\":\"fd00:ec2::254\"}", v),
+			 1);
+	assert_int_equal(feed(st, 3, SEC, "fetch", "net.connect",
+			      "{\"dst\":\"198.51.100.7\",\"port\":443,\"egress_hook\":\"passed\"}", v),
+			 0);
+	detect_state_free(st);
+}
+
+static void test_burst_fires_once_per_window(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	char f[300];
+	size_t total = 0;
+
+	snprintf(f, sizeof(f), refused, 66);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(feed(st, i + 1, SEC + i, "t", "net.connect", f, v), 0);
+	assert_int_equal(feed(st, 5, SEC + 4, "t", "net.connect", f, v), 1);
+	assert_string_equal(v[0].rule, "net.deny-burst");
+	assert_int_equal(v[0].n_ids, 5);
+	assert_int_equal(v[0].event_ids[0], 1);
+	assert_int_equal(v[0].event_ids[4], 5);
+	for (int i = 0; i < 20; i++) /* the same window: quiet */
+		total += feed(st, 6 + i, SEC + 5 + i, "t", "net.connect", f, v);
+	assert_int_equal(total, 0);
+	/* Spread out (one per 3 s), never five within 10 s: no burst. */
+	detect_state_free(st);
+	st = new_state(0);
+	for (int i = 0; i < 10; i++)
+		total += feed(st, i + 1, SEC + i * 3 * SEC, "t", "net.connect", f, v);
+	assert_int_equal(total, 0);
+	detect_state_free(st);
+}
+
+static void test_scan_counts_distinct_destinations(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	char f[300];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(f, sizeof(f), refused, i);
+		assert_int_equal(feed(st, i + 1, SEC + i, "t", "net.connect", f, v), 0);
+	}
+	snprintf(f, sizeof(f), refused, 2);
+	assert_int_equal(feed(st, 3, SEC + 2, "t", "net.connect", f, v), 1);
+	assert_string_equal(v[0].rule, "net.deny-scan");
+	detect_state_free(st);
+}
+
+static void test_network_out_of_scope_needs_the_policy(void **state)
+{
+	struct detect_state *st = new_state(1), *none = new_state(0);
+	struct detect_verdict v[4];
+	const char *inet = "{\"family\":\"inet\",\"type\":1,\"protocol\":0,\"cgroup_id\":5}";
+	const char *unix_sock = "{\"family\":\"unix\",\"type\":1,\"protocol\":0,\"cgroup_id\":5}";
+
+	assert_int_equal(feed(st, 1, SEC, "run_tests", "net.socket", inet, v), 1);
+	assert_string_equal(v[0].rule, "tool.network-out-of-scope");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(feed(st, 2, SEC, "run_tests", "net.socket", unix_sock, v), 0);
+	assert_int_equal(feed(st, 3, SEC, "install_deps", "net.socket", inet, v), 0);
+	assert_int_equal(feed(none, 4, SEC, "run_tests", "net.socket", inet, v), 0);
+	detect_state_free(st);
+	detect_state_free(none);
+}
+
+static void test_escape_class_seccomp_and_resources(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	struct event ev;
+
+	assert_int_equal(feed(st, 1, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":101,\"name\":\"ptrace\",\"action\":\"errno\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.seccomp");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(feed(st, 2, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":39,\"name\":\"getpid\",\"action\":\"errno\"}", v),
+			 0);
+	/* cgroup.stats of the sandbox's own cgroup (no step): a rise fires, a repeat does not. */
+	event_init(&ev);
+	ev.id = 3;
+	strcpy(ev.kind, "cgroup.stats");
+	ev.fields = (char *)"{\"cgroup\":\"firebreak/s\",\"memory_oom_kill\":1,\"pids_max_hits\":0}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 1);
+	assert_string_equal(v[0].rule, "resource.oom-kill");
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	ev.fields = NULL;
+	detect_state_free(st);
+}
+
+/* Replay's promise: the same stream gives the same verdicts, field by field. */
+static void test_same_events_same_verdicts(void **state)
+{
+	struct detect_verdict a[64], b[64];
+	size_t na = 0, nb = 0;
+
+	for (int round = 0; round < 2; round++) {
+		struct detect_state *st = new_state(1);
+		struct detect_verdict *out = round ? b : a;
+		size_t *n = round ? &nb : &na;
+		char f[300];
+
+		for (int i = 0; i < 40; i++) {
+			snprintf(f, sizeof(f), refused, i % 4);
+			*n += feed(st, i + 1, SEC + (int64_t)i * SEC / 3, "run_tests", "net.connect", f,
+				   out + *n);
+		}
+		detect_state_free(st);
+	}
+	assert_true(na > 2);
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		assert_string_equal(a[i].rule, b[i].rule);
+		assert_int_equal(a[i].ts, b[i].ts);
+		assert_int_equal(a[i].n_ids, b[i].n_ids);
+		assert_memory_equal(a[i].event_ids, b[i].event_ids, sizeof(a[i].event_ids));
+		assert_string_equal(a[i].reason, b[i].reason);
+	}
+}
+
+static void test_field_reader(void **state)
+{
+	char buf[32];
+	int64_t n;
+
+	assert_true(detect_field_str("{\"a\":\"x\",\"dst\":\"1.2.3.4\"}", "dst", buf, sizeof(buf)));
+	assert_string_equal(buf, "1.2.3.4");
+	assert_false(detect_field_str("{\"xdst\":\"1\"}", "dst", buf, sizeof(buf)));
+	assert_false(detect_field_str("{\"dst\":5}", "dst", buf, sizeof(buf)));
+	assert_false(detect_field_str(NULL, "dst", buf, sizeof(buf)));
+	assert_true(detect_field_int("{\"port\":443,\"x\":-2}", "x", &n));
+	assert_int_equal(n, -2);
+	assert_false(detect_field_int("{\"port\":\"443\"}", "port", &n));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metadata_is_critical_anywhere),
+		cmocka_unit_test(test_burst_fires_once_per_window),
+		cmocka_unit_test(test_scan_counts_distinct_destinations),
+		cmocka_unit_test(test_network_out_of_scope_needs_the_policy),
+		cmocka_unit_test(test_escape_class_seccomp_and_resources),
+		cmocka_unit_test(test_same_events_same_verdicts),
+		cmocka_unit_test(test_field_reader),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
