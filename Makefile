@@ -153,7 +153,7 @@ integration: all $(PROBE_BIN)
 test: unit integration
 
 demo: all
-	@sh examples/demo.sh
+	@bash examples/demo.sh
 
 bench: all $(BENCH_BIN)
 	@sh bench/run.sh

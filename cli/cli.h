@@ -28,6 +28,7 @@ struct cli_command {
 /* The commands, one file each. */
 int cli_ps(struct cli *cli, int argc, char **argv);
 int cli_timeline(struct cli *cli, int argc, char **argv);
+int cli_incidents(struct cli *cli, int argc, char **argv);
 int cli_trace(struct cli *cli, int argc, char **argv);
 int cli_register(struct cli *cli, int argc, char **argv);
 int cli_status(struct cli *cli, int argc, char **argv);
@@ -55,6 +56,9 @@ int cli_control(struct cli *cli, json_t *req, json_t **ret);
  * having printed the monitor's reason for a refusal.
  */
 int cli_control_simple(struct cli *cli, const char *cmd, json_t *req);
+
+/* Prints o (taken; NULL: out of memory) as one compact JSON line; 0 or -ENOMEM. */
+int cli_print_json(json_t *o);
 
 /* Prints "firebreak CMD: message" to stderr; returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

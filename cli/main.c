@@ -13,6 +13,8 @@
 static const struct cli_command commands[] = {
 	{ "ps", "list the sandboxes the store knows", cli_ps, 0 },
 	{ "timeline", "print one sandbox's events in time order", cli_timeline, 0 },
+	{ "incidents", "list the incidents the detectors opened, with their causal story",
+	  cli_incidents, 0 },
 	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace, 0 },
 	{ "register", "register a sandbox name with the monitor", cli_register, 0 },
 	{ "status", "ask the monitor whether it runs, and for its counters", cli_status, 0 },
@@ -41,6 +43,18 @@ static void usage(FILE *f)
 		   "create, exec, destroy and gc take flags or the config file, never the\n"
 		   "environment): FIREBREAK_CONFIG, FIREBREAK_DB, FIREBREAK_RUNTIME_DIR.\n"
 		   "Exit codes: 0 ok, 1 error, 2 usage.\n");
+}
+
+int cli_print_json(json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	puts(text);
+	free(text);
+	return 0;
 }
 
 int cli_fail(const char *cmd, const char *fmt, ...)

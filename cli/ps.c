@@ -88,14 +88,8 @@ static int print_json(const struct store_sandbox *sb, void *data)
 			      "updated_ts", (json_int_t)sb->updated_ts, "last_event_ts",
 			      sb->last_ts > 0 ? json_integer(sb->last_ts) : json_null(), "cgroup",
 			      sb->cgroup, "policy_hash", sb->policy_hash);
-	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
-	json_decref(o);
-	if (!text)
-		return -ENOMEM;
-	puts(text);
-	free(text);
-	return 0;
+	return cli_print_json(o);
 }
 
 int cli_ps(struct cli *cli, int argc, char **argv)

@@ -5,16 +5,20 @@
 
 #include "cli.h"
 #include "event-describe.h"
+#include "incident.h"
 #include "macro.h"
 #include "timeutil.h"
 
 static const char usage_text[] =
 	"Usage: firebreak timeline SANDBOX [--json] [--since T] [--until T] [--step N[-M]]\n"
+	"                          [--incident ID]\n"
 	"Prints the sandbox's events in time order: time, step, tool, what happened.\n"
 	"  --json       one event per line in the event model's JSON\n"
 	"  --since T    from T: ns since the epoch, RFC 3339 (2026-11-29T21:00:00Z) or an age (15m)\n"
 	"  --until T    before T, in the same forms\n"
-	"  --step N[-M] only step N, or steps N to M\n";
+	"  --step N[-M] only step N, or steps N to M\n"
+	"  --incident ID  the incident's story first, then its events from its start (the coerced\n"
+	"               call, else the first trigger)\n";
 
 static int print_text(const struct event *ev, void *data)
 {
@@ -66,20 +70,52 @@ static int parse_steps(const char *s, int64_t *lo, int64_t *hi)
 	return 0;
 }
 
+static int find_incident(const struct store_incident *inc, void *data)
+{
+	*(struct store_incident *)data = *inc;
+	return 1;
+}
+
+/* --incident: checks it is the sandbox's, prints its story (text: a first line; JSON: nothing
+ * extra, the events speak) and starts the query where the incident starts. */
+static int print_story(struct store *s, const struct store_sandbox *sb, int64_t id, int json,
+		       struct store_timeline_query *q)
+{
+	struct store_incident inc = { 0 };
+	struct incident_story st;
+	int r = store_incident_list(s, id, find_incident, &inc);
+
+	if (r < 0)
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	if (inc.id != id || inc.sandbox_id != sb->id)
+		return cli_fail("timeline", "sandbox %s has no incident %lld", sb->name,
+				(long long)id);
+	if ((r = incident_story(s, &inc, &st)) < 0)
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	if (!json)
+		printf("incident %lld (%s, %lld verdicts): %s\n", (long long)id, inc.severity,
+		       (long long)inc.detections, st.text[0] ? st.text : inc.summary);
+	if (!q->since || q->since < st.since)
+		q->since = st.since;
+	return 0;
+}
+
 int cli_timeline(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SINCE, OPT_UNTIL, OPT_STEP };
+	enum { OPT_JSON = 256, OPT_SINCE, OPT_UNTIL, OPT_STEP, OPT_INCIDENT };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "until", required_argument, NULL, OPT_UNTIL },
 		{ "step", required_argument, NULL, OPT_STEP },
+		{ "incident", required_argument, NULL, OPT_INCIDENT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct store_timeline_query q = { .step_lo = EVENT_STEP_NONE };
 	struct store_sandbox sb;
 	struct store *s = NULL;
+	int64_t incident = 0;
 	int json = 0, c, r;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -98,6 +134,12 @@ int cli_timeline(struct cli *cli, int argc, char **argv)
 		case OPT_STEP:
 			if (parse_steps(optarg, &q.step_lo, &q.step_hi) < 0) {
 				fprintf(stderr, "firebreak timeline: bad step range '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_INCIDENT:
+			if (parse_steps(optarg, &incident, &incident) < 0 || incident <= 0) {
+				fprintf(stderr, "firebreak timeline: bad incident id '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -120,6 +162,10 @@ int cli_timeline(struct cli *cli, int argc, char **argv)
 		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
 	}
 	q.sandbox_id = sb.id;
+	if (incident && (r = print_story(s, &sb, incident, json, &q)) != 0) {
+		store_close(s);
+		return r;
+	}
 	r = store_timeline(s, &q, json ? print_json : print_text, NULL);
 	store_close(s);
 	if (fflush(stdout) != 0)

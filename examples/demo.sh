@@ -1,47 +1,100 @@
-#!/bin/sh
-# make demo: the main job end to end on the embedded SQLite default, in a temporary state dir.
-# Starts firebreakd, feeds it a scripted agent trace (a dozen tool calls, step 14 annotated as
-# coerced), prints the sandbox's timeline and the coerced step, stops the daemon, cleans up.
-# (Later parts replace the script with real sandboxes attacked in the test world.)
-set -eu
+#!/bin/bash
+# make demo: the lesson's incident, for real, in the test world (tests/world: network namespaces
+# with a fake cloud metadata service and a fake C2; nothing reaches a real address).
+#
+# An agent works in sandbox demo-agent (examples/policy.json). Its harness's trace records steps
+# 5-13; at step 14 a web page it fetched coerced it into an edit_file call that writes a
+# conftest.py (examples/demo-conftest.py), annotated {"coerced": true} by the harness. At step 15
+# run_tests runs pytest, which imports that conftest.py: it tries the metadata service, then
+# beacons to the C2. The egress gate refuses both, the detectors flag the metadata attempt, and
+# the sandbox is killed. The demo prints the incident and its timeline, cleans everything up and
+# exits 0 (1 if the sandbox was not killed). It needs root (sandboxes, namespaces).
+set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-FB=$ROOT/build/firebreak
-FBD=$ROOT/build/firebreakd
 STATE=$(mktemp -d /tmp/firebreak-demo.XXXXXX)
-PID=""
+WORLD=$STATE/world
+NAME=demo-agent
+DPID=""
+CREATED=0
+WORLD_UP=0
+
+fb() {
+	"$ROOT/build/firebreak" --config "$STATE/firebreak.conf" --runtime-dir "$STATE/run" \
+		--db "$STATE/firebreak.db" "$@"
+}
 
 cleanup() {
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill -TERM "$PID"
-		sleep 0.2
+	trap - EXIT
+	[ "$CREATED" = 1 ] && fb destroy "$NAME" >/dev/null 2>&1
+	if [ -n "$DPID" ]; then
+		kill -TERM "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
 	fi
+	[ "$WORLD_UP" = 1 ] && bash "$ROOT/tests/world/world.sh" down "$WORLD" >/dev/null 2>&1
 	rm -rf "$STATE"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 
-export FIREBREAK_DB="$STATE/firebreak.db" FIREBREAK_RUNTIME_DIR="$STATE/run"
-echo "== starting firebreakd (store $FIREBREAK_DB)"
-"$FBD" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR"
-PID=$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")
+die() {
+	echo "demo: $*" >&2
+	[ -f "$STATE/firebreakd.log" ] && tail -n 15 "$STATE/firebreakd.log" >&2
+	exit 1
+}
 
-echo "== registering sandbox demo-agent and streaming the agent's tool-call trace"
-"$FB" register demo-agent
-"$FB" trace demo-agent <"$ROOT/examples/agent-trace.jsonl"
+# trace STEP TOOL PHASE [EXTRA]: one line of the harness's trace.
+trace() {
+	printf '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"%s","gen_ai.tool.call.id":"call_%s","firebreak.sandbox":"%s","firebreak.step":%s,"phase":"%s"%s}\n' \
+		"$2" "$1" "$NAME" "$1" "$3" "${4:+,$4}" | fb trace "$NAME" >/dev/null || die "trace step $1"
+}
+
+echo "== the test world: fake metadata service 169.254.169.254, fake C2 203.0.113.66"
+mkdir -p "$WORLD"
+WORLD_UP=1
+bash "$ROOT/tests/world/world.sh" up -t 300 "$WORLD" >"$STATE/world.log" 2>&1 || die "world up: $(tail -5 "$STATE/world.log")"
+printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$STATE/firebreak.conf"
+
+echo "== firebreakd (store $STATE/firebreak.db)"
+"$ROOT/build/firebreakd" --foreground --config "$STATE/firebreak.conf" --db "$STATE/firebreak.db" \
+	--runtime-dir "$STATE/run" >"$STATE/firebreakd.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
+fb status >/dev/null 2>&1 || die "firebreakd does not answer"
+
+echo "== sandbox $NAME (examples/policy.json)"
+fb create "$NAME" --policy "$ROOT/examples/policy.json" || die "create"
+CREATED=1
+
+echo "== the agent's steps 5-13 (its harness's trace)"
+grep -v -e '"firebreak.step": 1[4-9]' -e '"firebreak.step": 2[0-9]' "$ROOT/examples/agent-trace.jsonl" |
+	fb trace "$NAME" >/dev/null || die "trace steps 5-13"
+
+echo "== step 14, edit_file, coerced by the page fetched at step 13: writes conftest.py"
+trace 14 edit_file start '"annotations":{"input":"conftest.py","coerced":true,"reason":"the web_fetch result of step 13 carried instructions"}'
+fb exec "$NAME" --tool edit_file --step 14 -- tee conftest.py <"$ROOT/examples/demo-conftest.py" >/dev/null ||
+	die "step 14"
+trace 14 edit_file end '"exit_code":0'
+
+echo "== step 15, run_tests: pytest -q (imports conftest.py)"
+trace 15 run_tests start '"annotations":{"input":"pytest -q"}'
+fb exec "$NAME" --tool run_tests --step 15 -- python3 -m pytest -q >/dev/null 2>&1
+rc=$?
+echo "   pytest exited $rc"
+trace 15 run_tests end "\"exit_code\":$rc"
+sleep 0.3
 
 echo
-echo "== firebreak timeline demo-agent"
-"$FB" timeline demo-agent
+echo "== firebreak incidents"
+fb incidents
+id=$(fb incidents --json | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["id"])') ||
+	die "no incident"
 echo
-echo "== the coerced step and what followed it (firebreak timeline demo-agent --step 14-15)"
-"$FB" timeline demo-agent --step 14-15
+echo "== firebreak timeline $NAME --incident $id"
+fb timeline "$NAME" --incident "$id"
 echo
-"$FB" ps
-
-kill -TERM "$PID"
-for _ in $(seq 100); do
-	kill -0 "$PID" 2>/dev/null || break
-	sleep 0.05
-done
-PID=""
-echo
-echo "== firebreakd stopped; demo done"
+fb ps
+story=$(fb incidents --json | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["story"])')
+case $story in
+*"killed @"*) echo; echo "== $story" ;;
+*) die "the sandbox was not killed: $story" ;;
+esac

@@ -1,5 +1,6 @@
 #include "event-describe.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -61,6 +62,40 @@ static void describe_tool_call(const struct event *ev, json_t *f, char *buf, siz
 	}
 }
 
+/* A string field, or dflt. */
+static const char *str_of(json_t *f, const char *key, const char *dflt)
+{
+	const char *s = json_string_value(json_object_get(f, key));
+
+	return s ? s : dflt;
+}
+
+/* "VERDICT net.metadata (critical): reason -> kill" and "KILL by net.metadata: ok in 157 us". */
+static int describe_detection(const struct event *ev, json_t *f, char *buf, size_t size,
+			      size_t *pos)
+{
+	char word[16];
+	size_t i;
+
+	if (strcmp(ev->kind, "verdict") == 0) {
+		append(buf, size, pos, "VERDICT %s (%s): %s -> %s", str_of(f, "rule", "?"),
+		       str_of(f, "severity", "?"), str_of(f, "reason", ""), str_of(f, "action", "?"));
+		return 1;
+	}
+	if (strncmp(ev->kind, "action.", 7) != 0)
+		return 0;
+	for (i = 0; ev->kind[7 + i] && i < sizeof(word) - 1; i++)
+		word[i] = (char)toupper((unsigned char)ev->kind[7 + i]);
+	word[i] = '\0';
+	append(buf, size, pos, "%s by %s: %s in %lld us, %.1f ms after its trigger", word,
+	       str_of(f, "requested_by", "?"), str_of(f, "result", "?"),
+	       (long long)json_integer_value(json_object_get(f, "act_ns")) / 1000,
+	       (double)json_integer_value(json_object_get(f, "latency_ns")) / 1e6);
+	if (json_is_string(json_object_get(f, "reason")))
+		append(buf, size, pos, ": %s", str_of(f, "reason", ""));
+	return 1;
+}
+
 char *event_describe(const struct event *ev, char *buf, size_t size)
 {
 	json_t *f = event_get_fields(ev);
@@ -69,6 +104,8 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	buf[0] = '\0';
 	if (f && strncmp(ev->kind, "tool_call.", 10) == 0) {
 		describe_tool_call(ev, f, buf, size, &pos);
+	} else if (f && describe_detection(ev, f, buf, size, &pos)) {
+		/* described */
 	} else {
 		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);
 		if (ev->pid)

@@ -218,3 +218,46 @@ int store_size(struct store *s, uint64_t *ret_bytes)
 	*ret_bytes = (uint64_t)(pages - free_pages) * (uint64_t)page_size;
 	return 0;
 }
+
+int store_incident_list(struct store *s, int64_t id,
+			int (*cb)(const struct store_incident *inc, void *data), void *data)
+{
+	static const char sql[] =
+		"SELECT i.id, i.sandbox_id, s.name, i.opened_ts, i.start_ts, coalesce(i.end_ts, 0), "
+		"i.severity, i.state, coalesce(i.summary, ''), "
+		"(SELECT count(*) FROM detections d WHERE d.incident_id = i.id) "
+		"FROM incidents i JOIN sandboxes s ON s.id = i.sandbox_id "
+		"WHERE ?1 = 0 OR i.id = ?1 ORDER BY i.id DESC";
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare incident list");
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_incident inc = { 0 };
+		const unsigned char *t;
+
+		inc.id = sqlite3_column_int64(st, 0);
+		inc.sandbox_id = sqlite3_column_int64(st, 1);
+		if ((t = sqlite3_column_text(st, 2)))
+			strscpy(inc.sandbox, sizeof(inc.sandbox), (const char *)t);
+		inc.opened_ts = sqlite3_column_int64(st, 3);
+		inc.start_ts = sqlite3_column_int64(st, 4);
+		inc.end_ts = sqlite3_column_int64(st, 5);
+		if ((t = sqlite3_column_text(st, 6)))
+			strscpy(inc.severity, sizeof(inc.severity), (const char *)t);
+		if ((t = sqlite3_column_text(st, 7)))
+			strscpy(inc.state, sizeof(inc.state), (const char *)t);
+		if ((t = sqlite3_column_text(st, 8)))
+			strscpy(inc.summary, sizeof(inc.summary), (const char *)t);
+		inc.detections = sqlite3_column_int64(st, 9);
+		if ((r = cb(&inc, data)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = store_error(s, rc, "list incidents");
+	sqlite3_finalize(st);
+	return r;
+}

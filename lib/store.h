@@ -149,6 +149,22 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 /* The largest id of table "events", "detections" or "incidents" (0 if none). */
 int store_max_id(struct store *s, const char *table, int64_t *ret);
 
+/* An incident as listed (store_incident_list). */
+struct store_incident {
+	int64_t id;
+	int64_t sandbox_id;
+	char sandbox[FB_NAME_MAX + 1];
+	int64_t opened_ts, start_ts, end_ts; /* end_ts 0 while open */
+	char severity[16];
+	char state[16];
+	char summary[256];	/* the verdict that opened it */
+	int64_t detections;
+};
+
+/* Calls cb for incident id (0: every incident, newest first); stops at cb's non-zero value. */
+int store_incident_list(struct store *s, int64_t id,
+			int (*cb)(const struct store_incident *inc, void *data), void *data);
+
 /* Records an incident window; its events are then kept by retention. Sets *ret_id. */
 int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
 			  const char *severity, const char *summary, int64_t *ret_id);

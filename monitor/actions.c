@@ -72,6 +72,10 @@ void action_record(struct daemon *d, const struct store_sandbox *sb, const struc
 		      "requested_by", rq->requested_by, "reason", rq->reason, "result", result,
 		      "act_ns", (json_int_t)act_ns, "confirm_ns", (json_int_t)confirm_ns,
 		      "latency_ns", (json_int_t)latency);
+	if (f && rq->detection_id)
+		json_object_set_new(f, "detection_id", json_integer((json_int_t)rq->detection_id));
+	if (f && rq->incident_id)
+		json_object_set_new(f, "incident_id", json_integer((json_int_t)rq->incident_id));
 	if (!a || !f || event_set_fields(&op.ev, f) < 0) {
 		json_decref(f);
 		free(a);

@@ -177,6 +177,7 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	const struct detect_verdict *v = &pv->v;
 	int kind = severity_action[v->severity], create = 0, acted = 0;
 	struct action_done done;
+	char what[64];
 	int64_t det_id;
 
 	if (!sb || !sd)
@@ -193,11 +194,15 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 		create = 1;
 	}
 	d->verdicts++;
-	record(d, sb, sd, v, det_id, create,
-	       acted			       ? action_kind_name((enum action_kind)kind)
-	       : kind >= 0		       ? "none (detector_actions off, or not running)"
-	       : v->severity >= DETECT_MEDIUM ? "alert"
-					       : "record");
+	if (acted)
+		snprintf(what, sizeof(what), "%s", action_kind_name((enum action_kind)kind));
+	else if (kind >= 0 && !d->cfg.detector_actions)
+		snprintf(what, sizeof(what), "none (detector_actions off)");
+	else if (kind >= 0)
+		snprintf(what, sizeof(what), "none (the sandbox is %s)", sb->state);
+	else
+		snprintf(what, sizeof(what), "%s", v->severity >= DETECT_MEDIUM ? "alert" : "record");
+	record(d, sb, sd, v, det_id, create, what);
 	if (acted) {
 		struct action_request rq = { .kind = (enum action_kind)kind,
 					     .requested_by = v->rule,
