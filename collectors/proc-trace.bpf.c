@@ -99,15 +99,22 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	return e;
 }
 
-static __always_inline void submit(struct proc_trace_event *e)
+static __always_inline void submit_urgent(struct proc_trace_event *e, int urgent)
 {
 	/* Wake the reader only once enough is waiting: a wakeup per record is the costliest
-	 * choice there is (KERNEL-NOTES.md); the reader drains on a short timer besides. */
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
+	 * choice there is (KERNEL-NOTES.md); the reader drains on a short timer besides. A
+	 * connect the egress hook refused, or one to the metadata service, is the exception: rare
+	 * in honest work and what the detectors act on, it wakes the reader at once. */
+	__u64 flags = urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes
 			      ? BPF_RB_FORCE_WAKEUP
 			      : BPF_RB_NO_WAKEUP;
 
 	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void submit(struct proc_trace_event *e)
+{
+	submit_urgent(e, 0);
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -229,7 +236,9 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u32 kind, cons
 		__builtin_memcpy(e->addr, a, 16);
 	}
 	e->hook_retval = bpf_get_retval();
-	submit(e);
+	/* 169.254.169.254, as the address's bytes in network order. */
+	submit_urgent(e, e->hook_retval || (!v6 && e->addr[0] == 169 && e->addr[1] == 254 &&
+					    e->addr[2] == 169 && e->addr[3] == 254));
 	return 1;
 }
 
