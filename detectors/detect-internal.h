@@ -3,8 +3,11 @@
 #define FB_DETECT_INTERNAL_H
 
 #include "detect.h"
+#include "policy.h"
 
 #define DETECT_TOOLS_MAX 128
+#define DETECT_PROGRAMS_MAX 16 /* per tool: its commands' programs and its children */
+#define DETECT_STEPS_MAX 16    /* running steps whose gate-approved program is remembered */
 #define DETECT_DENIALS_MAX 64 /* refused attempts remembered for the burst and scan rules */
 
 struct detect_denial {
@@ -17,10 +20,26 @@ struct detect_state {
 	struct detect_config cfg;
 	int have_policy;
 	size_t n_tools;
-	struct {
+	struct detect_tool {
 		char name[FB_TOOL_MAX + 1];
-		int network; /* its scope opens some egress */
+		int network;	    /* its scope opens some egress */
+		int single_process; /* declared: it never forks */
+		int interpreter;    /* one of its programs is an interpreter */
+		int has_children;   /* declared "children": execs outside them are findings */
+		char *programs[DETECT_PROGRAMS_MAX]; /* its commands' programs, as written */
+		size_t n_programs;
+		char *children[DETECT_PROGRAMS_MAX]; /* globs */
+		size_t n_children;
 	} tools[DETECT_TOOLS_MAX];
+	enum policy_action actions[POLICY_SEVERITIES];
+	char **off; /* rule ids switched off, NULL-terminated (owned) */
+
+	/* The program the gate approved for each running step (step.start). */
+	struct {
+		int64_t step;
+		char program[256];
+	} steps[DETECT_STEPS_MAX];
+	size_t steps_next;
 
 	/* The last refused or dropped attempts, a ring (oldest at head). */
 	struct detect_denial denials[DETECT_DENIALS_MAX];
@@ -41,5 +60,13 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 			size_t max);
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
+size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
+			     struct detect_verdict *out, size_t max);
+
+/* Whether path's base name is an interpreter (python3.11, bash, node...). */
+int detect_interpreter(const char *path);
+
+/* The tool named name in the policy, or NULL (no policy, or not in it). */
+const struct detect_tool *detect_tool(const struct detect_state *st, const char *name);
 
 #endif

@@ -22,31 +22,123 @@ const char *detect_severity_name(enum detect_severity s)
 	return s < _DETECT_SEVERITY_MAX ? names[s] : "?";
 }
 
+/* Whether name (a program's base name) is an interpreter: runs code it is given. */
+int detect_interpreter(const char *path)
+{
+	static const char *const exact[] = { "sh",   "bash", "dash", "zsh",	"ksh",	   "mksh",
+					     "csh",  "tcsh", "fish", "busybox", "node",	   "nodejs",
+					     "deno", "bun",  "pwsh", "Rscript", NULL };
+	static const char *const versioned[] = { "python", "perl", "ruby", "php",
+						 "lua",	   "tclsh", "wish", NULL };
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	for (size_t i = 0; exact[i]; i++)
+		if (strcmp(name, exact[i]) == 0)
+			return 1;
+	for (size_t i = 0; versioned[i]; i++) {
+		size_t n = strlen(versioned[i]);
+
+		if (strncmp(name, versioned[i], n) == 0 &&
+		    name[n + strspn(name + n, "0123456789.")] == '\0')
+			return 1;
+	}
+	return 0;
+}
+
+/* Copies the tool scopes the rules need out of the policy (which the caller keeps). */
+static int take_policy(struct detect_state *st, const struct policy *p)
+{
+	const struct policy_detectors *pd = policy_detectors(p);
+	size_t n_off = 0;
+
+	st->have_policy = 1;
+	st->cfg.deny_burst_count = pd->deny_burst_count;
+	st->cfg.deny_burst_window_ns = pd->deny_burst_window_ns;
+	st->cfg.deny_distinct = pd->deny_distinct;
+	memcpy(st->actions, pd->action, sizeof(st->actions));
+	for (; pd->off && pd->off[n_off]; n_off++)
+		;
+	if (n_off && !(st->off = calloc(n_off + 1, sizeof(*st->off))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n_off; i++)
+		if (!(st->off[i] = strdup(pd->off[i])))
+			return -ENOMEM;
+	for (size_t i = 0; i < policy_tool_count(p) && i < DETECT_TOOLS_MAX; i++) {
+		struct detect_tool *t = &st->tools[i];
+		const char *progs[DETECT_PROGRAMS_MAX];
+		const char *const *children = policy_tool_children(p, i);
+		size_t n = policy_tool_programs(p, i, progs, DETECT_PROGRAMS_MAX);
+
+		strscpy(t->name, sizeof(t->name), policy_tool_name(p, i));
+		t->network = policy_tool_egress(p, i) != 0;
+		t->single_process = policy_tool_single_process(p, i);
+		t->has_children = children != NULL;
+		for (size_t j = 0; j < n; j++) {
+			if (!(t->programs[t->n_programs++] = strdup(progs[j])))
+				return -ENOMEM;
+			t->interpreter |= detect_interpreter(progs[j]);
+		}
+		for (size_t j = 0; children && children[j] && j < DETECT_PROGRAMS_MAX; j++)
+			if (!(t->children[t->n_children++] = strdup(children[j])))
+				return -ENOMEM;
+		st->n_tools++;
+	}
+	return 0;
+}
+
 int detect_state_new(const struct policy *p, const struct detect_config *c,
 		     struct detect_state **ret)
 {
+	static const enum policy_action defaults[POLICY_SEVERITIES] = {
+		POLICY_ACTION_RECORD, POLICY_ACTION_ALERT, POLICY_ACTION_FREEZE, POLICY_ACTION_KILL
+	};
 	struct detect_state *st = calloc(1, sizeof(*st));
 
 	if (!st)
 		return -ENOMEM;
 	st->cfg = *c;
+	memcpy(st->actions, defaults, sizeof(st->actions));
+	for (size_t i = 0; i < DETECT_STEPS_MAX; i++)
+		st->steps[i].step = EVENT_STEP_NONE;
+	if (p && take_policy(st, p) < 0) {
+		detect_state_free(st);
+		return -ENOMEM;
+	}
 	if (st->cfg.deny_burst_count > DETECT_DENIALS_MAX)
 		st->cfg.deny_burst_count = DETECT_DENIALS_MAX;
-	if (p) {
-		st->have_policy = 1;
-		for (size_t i = 0; i < policy_tool_count(p) && i < DETECT_TOOLS_MAX; i++) {
-			strscpy(st->tools[i].name, sizeof(st->tools[i].name), policy_tool_name(p, i));
-			st->tools[i].network = policy_tool_egress(p, i) != 0;
-			st->n_tools++;
-		}
-	}
 	*ret = st;
 	return 0;
 }
 
 void detect_state_free(struct detect_state *st)
 {
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->n_tools; i++) {
+		for (size_t j = 0; j < st->tools[i].n_programs; j++)
+			free(st->tools[i].programs[j]);
+		for (size_t j = 0; j < st->tools[i].n_children; j++)
+			free(st->tools[i].children[j]);
+	}
+	for (size_t i = 0; st->off && st->off[i]; i++)
+		free(st->off[i]);
+	free(st->off);
 	free(st);
+}
+
+enum policy_action detect_action(const struct detect_state *st, enum detect_severity s)
+{
+	return s < _DETECT_SEVERITY_MAX ? st->actions[s] : POLICY_ACTION_RECORD;
+}
+
+const struct detect_tool *detect_tool(const struct detect_state *st, const char *name)
+{
+	if (!st->have_policy || !name || !name[0])
+		return NULL;
+	for (size_t i = 0; i < st->n_tools; i++)
+		if (strcmp(st->tools[i].name, name) == 0)
+			return &st->tools[i];
+	return NULL;
 }
 
 void detect_verdict_init(struct detect_verdict *v, const struct event *ev, const char *rule,
@@ -70,9 +162,21 @@ size_t detect_event(struct detect_state *st, const struct event *ev, struct dete
 	/* The monitor's own records (actions, verdicts, outages) are not evidence. */
 	if (ev->source == EVENT_SOURCE_DETECTOR)
 		return 0;
+	size_t kept = 0;
+
 	n += detect_rules_net(st, ev, out + n, max - n);
 	n += detect_rules_host(st, ev, out + n, max - n);
-	return n;
+	n += detect_rules_behavior(st, ev, out + n, max - n);
+	/* Rules the policy switched off: computed (their state stays exact), not reported. */
+	for (size_t i = 0; i < n; i++) {
+		int off = 0;
+
+		for (size_t j = 0; st->off && st->off[j] && !off; j++)
+			off = strcmp(st->off[j], out[i].rule) == 0;
+		if (!off)
+			out[kept++] = out[i];
+	}
+	return kept;
 }
 
 /* Where the value of "key": starts in fields, or NULL. */

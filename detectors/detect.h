@@ -14,6 +14,7 @@
 
 #include "bounds.h"
 #include "event.h"
+#include "policy.h"
 
 struct policy;
 
@@ -35,7 +36,7 @@ struct detect_verdict {
 	char tool[FB_TOOL_MAX + 1];
 	int64_t event_ids[DETECT_IDS_MAX]; /* the triggering events, oldest first */
 	size_t n_ids;
-	char reason[200];
+	char reason[256];
 };
 
 /* The thresholds (docs/detectors.md gives the defaults, detect_config_defaults sets them). */
@@ -54,12 +55,16 @@ struct detect_state;
 
 /*
  * New state for a sandbox under policy p (borrowed, may be NULL: the rules that need a tool's
- * scope then stay quiet) and config c (copied). 0 or -ENOMEM.
+ * scope then stay quiet, and c and the default actions apply); with a policy, its "detectors"
+ * section overrides c. 0 or -ENOMEM.
  */
 int detect_state_new(const struct policy *p, const struct detect_config *c,
 		     struct detect_state **ret);
 
 void detect_state_free(struct detect_state *st);
+
+/* What a verdict of severity s does under the sandbox's policy (or the defaults). */
+enum policy_action detect_action(const struct detect_state *st, enum detect_severity s);
 
 /*
  * Feeds one event (its id set); writes up to max verdicts to out and returns how many. The same

@@ -18,12 +18,9 @@ static int metadata_address(const char *dst)
 /* Whether ev's tool is in the policy and its scope opens no egress. */
 static int tool_without_network(const struct detect_state *st, const struct event *ev)
 {
-	if (!st->have_policy || !ev->tool[0])
-		return 0;
-	for (size_t i = 0; i < st->n_tools; i++)
-		if (strcmp(st->tools[i].name, ev->tool) == 0)
-			return !st->tools[i].network;
-	return 0;
+	const struct detect_tool *t = detect_tool(st, ev->tool);
+
+	return t && !t->network;
 }
 
 /* Remembers a refused attempt; the ring keeps the last DETECT_DENIALS_MAX. */

@@ -59,6 +59,10 @@ struct policy_tool {
 	struct policy_command *commands;
 	size_t n_commands;
 	uint64_t egress_rules;	/* bit i: egress rule i (policy_egress) is this tool's to reach */
+	char **children;	/* programs its processes may exec besides its commands (globs) */
+	size_t n_children;
+	int has_children;	/* "children" given: execs outside it are findings */
+	int single_process;	/* the tool never forks: a fork is a finding */
 };
 
 struct policy_test_internal {
@@ -88,6 +92,8 @@ struct policy {
 	size_t n_tools;
 	struct policy_test_internal *tests;
 	size_t n_tests;
+	struct policy_detectors detectors;
+	char **detectors_off;
 	char **warnings;
 	size_t n_warnings;
 	size_t n_warnings_dropped;
@@ -104,6 +110,9 @@ struct policy_parse {
 	char *err;
 	size_t errlen;
 };
+
+/* Reads the "detectors" section (NULL: the defaults); 0 or -EINVAL. */
+int policy_parse_detectors(struct policy_parse *ctx, json_t *obj);
 
 /* "an object", "a string", ...: a JSON value's type for messages. */
 const char *policy_type_name(const json_t *v);

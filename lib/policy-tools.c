@@ -34,6 +34,7 @@ static void tool_free(struct policy_tool *t)
 	policy_env_free(t->env, t->n_env);
 	policy_strv_free(t->wrappers);
 	policy_strv_free(t->unsafe_allow);
+	policy_strv_free(t->children);
 	for (size_t i = 0; i < t->n_commands; i++)
 		command_free(&t->commands[i]);
 	free(t->commands);
@@ -232,11 +233,19 @@ static int is_fixed_name(const struct policy *p, const struct policy_tool *t, co
 	return 0;
 }
 
+/* A "children" entry: an absolute path, where * may stand for part of a name (python3*). */
+static int child_pattern_valid(const char *s)
+{
+	return s[0] == '/' && !strstr(s, "/../") && !strstr(s, "/./") && strlen(s) < PATH_MAX;
+}
+
 static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 		      struct policy_tool *t)
 {
-	static const char *const known[] = { "call_timeout", "env_allow", "env",	  "wrappers",
-					     "unsafe_allow", "commands",  "description", "egress" };
+	static const char *const known[] = { "call_timeout", "env_allow",   "env",
+					     "wrappers",     "unsafe_allow", "commands",
+					     "description",  "egress",	     "children",
+					     "single_process" };
 	char path[JSON_POS_PATH_MAX + 1], vpath[JSON_POS_PATH_MAX + 1];
 	char epath[JSON_POS_PATH_MAX + 1];
 	_cleanup_free_ char *description = NULL;
@@ -269,8 +278,14 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 	    (r = policy_get_strings(ctx, obj, path, "unsafe_allow", POLICY_NAMES_MAX,
 				    gate_unsafe_known,
 				    "not a built-in unsafe option (docs/policy.md lists them)",
-				    &t->unsafe_allow, &t->n_unsafe_allow)) < 0)
+				    &t->unsafe_allow, &t->n_unsafe_allow)) < 0 ||
+	    (r = policy_get_strings(ctx, obj, path, "children", POLICY_COMMANDS_MAX,
+				    child_pattern_valid,
+				    "not an absolute program path (a * matches within a name)",
+				    &t->children, &t->n_children)) < 0 ||
+	    (r = policy_get_bool(ctx, obj, path, "single_process", &t->single_process)) < 0)
 		return r;
+	t->has_children = json_object_get(obj, "children") != NULL;
 	if (t->call_timeout_ns > p->sandbox.wall_clock_ns) {
 		policy_path(vpath, path, "call_timeout");
 		if ((r = policy_warn(ctx, vpath,
@@ -400,4 +415,29 @@ int policy_tool_index(const struct policy *p, const char *tool)
 uint64_t policy_tool_egress(const struct policy *p, size_t i)
 {
 	return i < p->n_tools ? p->tools[i].egress_rules : 0;
+}
+
+size_t policy_tool_programs(const struct policy *p, size_t i, const char **out, size_t max)
+{
+	size_t n = 0;
+
+	if (i >= p->n_tools)
+		return 0;
+	for (size_t c = 0; c < p->tools[i].n_commands && n < max; c++)
+		out[n++] = p->tools[i].commands[c].program;
+	return n;
+}
+
+const char *const *policy_tool_children(const struct policy *p, size_t i)
+{
+	static const char *const none[] = { NULL };
+
+	if (i >= p->n_tools || !p->tools[i].has_children)
+		return NULL;
+	return p->tools[i].children ? (const char *const *)p->tools[i].children : none;
+}
+
+int policy_tool_single_process(const struct policy *p, size_t i)
+{
+	return i < p->n_tools && p->tools[i].single_process;
 }

@@ -52,16 +52,11 @@ static int parse_top(struct policy_parse *ctx, json_t *root)
 				   policy_type_name(v));
 	if (v && (r = policy_parse_egress(ctx, v)) < 0)
 		return r;
-	/* Part 5 of the project defines this; until then its content is not read, and no detector
-	 * runs, which is the stricter reading. */
 	v = json_object_get(root, "detectors");
 	if (v && !json_is_object(v))
 		return policy_fail(ctx, "/detectors", 0, "\"detectors\" must be an object, not %s",
 				   policy_type_name(v));
-	if (v && json_object_size(v) > 0 &&
-	    (r = policy_warn(ctx, "/detectors",
-			     "\"detectors\" is reserved for a later version and not enforced by "
-			     "this build (no detector runs)")) < 0)
+	if ((r = policy_parse_detectors(ctx, v)) < 0)
 		return r;
 
 	v = json_object_get(root, "sandbox");
@@ -97,6 +92,7 @@ void policy_free(struct policy *p)
 	policy_tests_free(p);
 	policy_egress_free(p);
 	policy_strv_free(p->fixed_env);
+	policy_strv_free(p->detectors_off);
 	for (size_t i = 0; i < p->n_warnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);

@@ -82,6 +82,32 @@ struct policy_egress_rule {
 	size_t n_ports;
 };
 
+/* What a verdict of some severity does (the "detectors" section's "actions"). */
+enum policy_action {
+	POLICY_ACTION_RECORD,	/* stored, nothing else */
+	POLICY_ACTION_ALERT,	/* opens or extends the sandbox's incident */
+	POLICY_ACTION_FREEZE,
+	POLICY_ACTION_KILL,
+};
+
+/* Severities, lowest first, as the detectors use them. */
+#define POLICY_SEVERITIES 4
+
+/* The "detectors" section, after defaults (docs/detectors.md). */
+struct policy_detectors {
+	unsigned deny_burst_count;	/* refused attempts ... */
+	int64_t deny_burst_window_ns;	/* ... within this: a burst (and the scan window) */
+	unsigned deny_distinct;		/* distinct refused destinations within it: a scan */
+	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
+	const char *const *off;		/* rule ids switched off, NULL-terminated */
+};
+
+/* The rule ids the detectors have (a policy may switch them off by name), NULL-terminated. */
+extern const char *const policy_detector_rules[];
+
+/* "record", "alert", "freeze", "kill". */
+const char *policy_action_name(enum policy_action a);
+
 /* A loaded policy: opaque, immutable, owned by whoever loaded it (policy_free). */
 struct policy;
 
@@ -115,6 +141,16 @@ const char *policy_tool_name(const struct policy *p, size_t i);
 int policy_tool_index(const struct policy *p, const char *tool);
 /* Tool i's share of the egress allowlist: bit j set means rule j (policy_egress). */
 uint64_t policy_tool_egress(const struct policy *p, size_t i);
+
+/* The detectors' settings (defaults where the policy says nothing). */
+const struct policy_detectors *policy_detectors(const struct policy *p);
+
+/* Tool i's command programs, as written, into out (at most max); returns how many. */
+size_t policy_tool_programs(const struct policy *p, size_t i, const char **out, size_t max);
+/* Tool i's "children" (globs), NULL-terminated, or NULL if it declares none. */
+const char *const *policy_tool_children(const struct policy *p, size_t i);
+/* Whether tool i is declared "single_process". */
+int policy_tool_single_process(const struct policy *p, size_t i);
 
 /* Whether the policy has a scope for tool. */
 int policy_has_tool(const struct policy *p, const char *tool);

@@ -27,13 +27,6 @@ struct pending_verdict {
 	struct detect_verdict v;
 };
 
-/* What each severity does by default (docs/detectors.md): -1 records or alerts only. */
-static const int severity_action[_DETECT_SEVERITY_MAX] = {
-	[DETECT_LOW] = -1,
-	[DETECT_MEDIUM] = -1,
-	[DETECT_HIGH] = ACTION_FREEZE,
-	[DETECT_CRITICAL] = ACTION_KILL,
-};
 
 int verdicts_init(struct daemon *d, struct store *s)
 {
@@ -123,7 +116,7 @@ static int observe(const struct event *ev, void *data)
 }
 
 /* The verdict's row, its event and its incident, in one store operation. */
-static void record(struct daemon *d, const struct store_sandbox *sb, struct sandbox_detect *sd,
+static void record(struct daemon *d, const struct store_sandbox *sb, int64_t incident_id,
 		   const struct detect_verdict *v, int64_t det_id, int create, const char *action)
 {
 	struct store_detection *det = calloc(1, sizeof(*det));
@@ -140,7 +133,7 @@ static void record(struct daemon *d, const struct store_sandbox *sb, struct sand
 	f = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:I, s:s}", "rule", v->rule,
 		      "severity", detect_severity_name(v->severity), "action", action, "reason",
 		      v->reason, "event_ids", ids, "trigger_ts", (json_int_t)v->ts, "detection_id",
-		      (json_int_t)det_id, "incident_id", (json_int_t)sd->incident_id,
+		      (json_int_t)det_id, "incident_id", (json_int_t)incident_id,
 		      "policy_hash", sb->policy_hash);
 	json_decref(ids);
 	if (!det || !ids_text || !f || event_set_fields(&op.ev, f) < 0 ||
@@ -160,7 +153,7 @@ static void record(struct daemon *d, const struct store_sandbox *sb, struct sand
 	strscpy(det->rule, sizeof(det->rule), v->rule);
 	strscpy(det->severity, sizeof(det->severity), detect_severity_name(v->severity));
 	strscpy(det->policy_hash, sizeof(det->policy_hash), sb->policy_hash);
-	det->incident_id = sd->incident_id;
+	det->incident_id = incident_id;
 	strscpy(det->event_ids, sizeof(det->event_ids), ids_text);
 	strscpy(det->reason, sizeof(det->reason), v->reason);
 	free(ids_text);
@@ -175,13 +168,17 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	struct store_sandbox *sb = registry_find(d->registry, pv->sandbox);
 	struct sandbox_detect *sd = hashmap_get(d->detect, pv->sandbox);
 	const struct detect_verdict *v = &pv->v;
-	int kind = severity_action[v->severity], create = 0, acted = 0;
+	enum policy_action pa;
+	int kind, create = 0, acted = 0;
 	struct action_done done;
 	char what[64];
 	int64_t det_id;
 
 	if (!sb || !sd)
 		return;
+	/* What the sandbox's policy says this severity does (docs/detectors.md has the defaults). */
+	pa = detect_action(sd->st, v->severity);
+	kind = pa == POLICY_ACTION_KILL ? ACTION_KILL : pa == POLICY_ACTION_FREEZE ? ACTION_FREEZE : -1;
 	if (kind >= 0 && d->cfg.detector_actions && sb->cgroup[0] &&
 	    (strcmp(sb->state, "running") == 0 ||
 	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {
@@ -189,7 +186,8 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 		acted = 1;
 	}
 	det_id = d->next_detection_id++;
-	if (v->severity >= DETECT_MEDIUM && !sd->incident_id) {
+	/* At alert or above: the sandbox's incident opens, or grows. */
+	if (pa >= POLICY_ACTION_ALERT && !sd->incident_id) {
 		sd->incident_id = d->next_incident_id++;
 		create = 1;
 	}
@@ -201,15 +199,16 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	else if (kind >= 0)
 		snprintf(what, sizeof(what), "none (the sandbox is %s)", sb->state);
 	else
-		snprintf(what, sizeof(what), "%s", v->severity >= DETECT_MEDIUM ? "alert" : "record");
-	record(d, sb, sd, v, det_id, create, what);
+		snprintf(what, sizeof(what), "%s", policy_action_name(pa));
+	record(d, sb, pa >= POLICY_ACTION_ALERT ? sd->incident_id : 0, v, det_id, create, what);
 	if (acted) {
 		struct action_request rq = { .kind = (enum action_kind)kind,
 					     .requested_by = v->rule,
 					     .reason = v->reason,
 					     .trigger_ts = v->ts,
 					     .detection_id = det_id,
-					     .incident_id = sd->incident_id };
+					     .incident_id = pa >= POLICY_ACTION_ALERT ? sd->incident_id
+										      : 0 };
 
 		action_finish(d, sb, &rq, &done, 0);
 	}

@@ -22,6 +22,30 @@ static const char policy_text[] =
 	"  \"install_deps\": {\"egress\": [\"reg\"], \"commands\": [{\"program\": \"/usr/bin/pip\", \"operands\": \"any\"}]},"
 	"  \"run_tests\": {\"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]}}}";
 
+static const char behavior_policy[] =
+	"{\"version\": 1, \"name\": \"b\", \"sandbox\": {},"
+	" \"detectors\": {\"actions\": {\"high\": \"kill\"}%s},"
+	" \"tools\": {"
+	"  \"run_tests\": {\"children\": [\"/usr/bin/python3*\"], \"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]},"
+	"  \"shell_readonly\": {\"commands\": [{\"program\": \"/usr/bin/grep\", \"operands\": \"any\"}]},"
+	"  \"grep\": {\"single_process\": true, \"commands\": [{\"program\": \"/usr/bin/grep\", \"operands\": \"any\"}]}}}";
+
+static struct detect_state *behavior_state(const char *extra)
+{
+	struct detect_config c;
+	struct detect_state *st = NULL;
+	struct policy *p = NULL;
+	char text[2048], err[256];
+
+	snprintf(text, sizeof(text), behavior_policy, extra);
+	detect_config_defaults(&c);
+	if (policy_load_text("b.json", text, strlen(text), &p, err, sizeof(err)) < 0)
+		fail_msg("policy: %s", err);
+	assert_int_equal(detect_state_new(p, &c, &st), 0);
+	policy_free(p);
+	return st;
+}
+
 static struct detect_state *new_state(int with_policy)
 {
 	struct detect_config c;
@@ -201,6 +225,76 @@ static void test_same_events_same_verdicts(void **state)
 	}
 }
 
+static void test_behavior_rules_judge_by_the_tool_scope(void **state)
+{
+	struct detect_state *st = behavior_state("");
+	struct detect_verdict v[4];
+
+	/* run_tests declares its children: python is one, git is not (the lesson). */
+	assert_int_equal(feed(st, 1, SEC, "run_tests", "proc.exec",
+			      "{\"path\":\"/usr/bin/python3.11\",\"argv\":[\"python3\"]}", v),
+			 0);
+	assert_int_equal(feed(st, 2, SEC, "run_tests", "proc.exec", "{\"path\":\"/usr/bin/git\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "behavior.exec-out-of-scope");
+	/* shell_readonly declares none: only interpreters are findings. */
+	assert_int_equal(feed(st, 3, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/usr/bin/cat\"}",
+			      v),
+			 0);
+	assert_int_equal(feed(st, 4, SEC, "shell_readonly", "proc.exec",
+			      "{\"path\":\"/usr/bin/python3\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "behavior.interpreter");
+	assert_int_equal(feed(st, 5, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/bin/dash\"}", v),
+			 1);
+	/* A single-process tool forking; another tool's fork is nobody's business. */
+	assert_int_equal(feed(st, 6, SEC, "grep", "proc.fork", "{\"cgroup_id\":1}", v), 1);
+	assert_string_equal(v[0].rule, "behavior.fork");
+	assert_int_equal(feed(st, 7, SEC, "run_tests", "proc.fork", "{\"cgroup_id\":1}", v), 0);
+	/* The enforcer had to kill what a step left behind. */
+	assert_int_equal(feed(st, 8, SEC, "run_tests", "step.end",
+			      "{\"exit_code\":0,\"leftover_killed\":true}", v),
+			 1);
+	assert_string_equal(v[0].rule, "behavior.step-outlived");
+	assert_int_equal(feed(st, 9, SEC, "run_tests", "step.end",
+			      "{\"exit_code\":0,\"leftover_killed\":false}", v),
+			 0);
+	/* The policy's actions: high kills here. */
+	assert_int_equal(detect_action(st, DETECT_HIGH), POLICY_ACTION_KILL);
+	assert_int_equal(detect_action(st, DETECT_MEDIUM), POLICY_ACTION_ALERT);
+	detect_state_free(st);
+}
+
+static void test_rules_the_policy_switches_off_stay_quiet(void **state)
+{
+	struct detect_state *st = behavior_state(", \"off\": [\"behavior.interpreter\"]");
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "shell_readonly", "proc.exec",
+			      "{\"path\":\"/usr/bin/python3\"}", v),
+			 0);
+	assert_int_equal(feed(st, 2, SEC, "grep", "proc.fork", "{\"cgroup_id\":1}", v), 1);
+	detect_state_free(st);
+}
+
+/* Every rule a verdict can name is one a policy can switch off. */
+static void test_every_rule_is_known_to_the_policy(void **state)
+{
+	static const char *const emitted[] = {
+		"net.metadata",	      "net.deny-burst",		 "net.deny-scan",
+		"tool.network-out-of-scope", "escape.seccomp",	 "resource.oom-kill",
+		"resource.pids-cap",  "monitor.blind",		 "behavior.exec-out-of-scope",
+		"behavior.interpreter", "behavior.fork",	 "behavior.step-outlived",
+	};
+	size_t n = 0;
+
+	for (; policy_detector_rules[n]; n++)
+		;
+	assert_int_equal(n, sizeof(emitted) / sizeof(emitted[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(policy_detector_rules[i], emitted[i]);
+}
+
 static void test_field_reader(void **state)
 {
 	char buf[32];
@@ -225,6 +319,9 @@ int main(void)
 		cmocka_unit_test(test_network_out_of_scope_needs_the_policy),
 		cmocka_unit_test(test_escape_class_seccomp_and_resources),
 		cmocka_unit_test(test_same_events_same_verdicts),
+		cmocka_unit_test(test_behavior_rules_judge_by_the_tool_scope),
+		cmocka_unit_test(test_rules_the_policy_switches_off_stay_quiet),
+		cmocka_unit_test(test_every_rule_is_known_to_the_policy),
 		cmocka_unit_test(test_field_reader),
 	};
 

@@ -346,20 +346,71 @@ static void test_every_sandbox_value_is_read(void **state)
 	policy_free(p);
 }
 
-static void test_reserved_sections_take_objects_only(void **state)
+static void test_detectors_section_and_its_defaults(void **state)
 {
-	struct policy *p = load_ok("{\"version\": 1, \"name\": \"p\", \"egress\": {}, \"detectors\": "
-				   "{\"anything\": [1, {\"goes\": true}]}, " TOOLS "}");
+	struct policy *p = load_ok("{\"version\": 1, \"name\": \"p\", \"egress\": {}, " TOOLS "}");
+	const struct policy_detectors *d = policy_detectors(p);
 
-	/* The non-empty one says it is not enforced yet; the empty one says nothing. */
-	assert_int_equal(policy_warning_count(p), 1);
-	assert_non_null(strstr(policy_warning(p, 0), "p.json:1:43: warning: \"detectors\" is "
-						      "reserved"));
+	assert_int_equal(d->deny_burst_count, 5);
+	assert_int_equal(d->deny_burst_window_ns, 10 * NSEC_PER_SEC);
+	assert_int_equal(d->deny_distinct, 3);
+	assert_int_equal(d->action[3], POLICY_ACTION_KILL);
+	assert_int_equal(d->action[2], POLICY_ACTION_FREEZE);
+	assert_int_equal(d->action[1], POLICY_ACTION_ALERT);
+	assert_int_equal(d->action[0], POLICY_ACTION_RECORD);
+	assert_null(d->off);
 	policy_free(p);
-	expect_error("{\"version\": 1, \"name\": \"p\", \"egress\": [], " TOOLS "}",
-		     "p.json:1:39: \"egress\" must be an object, not an array");
+
+	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 3, "
+		    "\"deny_burst_window\": \"30s\", \"deny_distinct\": 2, \"actions\": "
+		    "{\"high\": \"kill\", \"medium\": \"freeze\"}, \"off\": [\"monitor.blind\"]}, " TOOLS
+		    "}");
+	d = policy_detectors(p);
+	assert_int_equal(d->deny_burst_count, 3);
+	assert_int_equal(d->deny_burst_window_ns, 30 * NSEC_PER_SEC);
+	assert_int_equal(d->deny_distinct, 2);
+	assert_int_equal(d->action[2], POLICY_ACTION_KILL);
+	assert_int_equal(d->action[1], POLICY_ACTION_FREEZE);
+	assert_int_equal(d->action[3], POLICY_ACTION_KILL);
+	assert_string_equal(d->off[0], "monitor.blind");
+	assert_null(d->off[1]);
+	assert_int_equal(policy_warning_count(p), 0);
+	policy_free(p);
+
 	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": \"on\", " TOOLS "}",
 		     "p.json:1:42: \"detectors\" must be an object, not a string");
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"anything\": 1}, " TOOLS "}",
+		     "p.json:1:43: unknown key \"anything\"");
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"actions\": {\"high\": "
+		     "\"explode\"}}, " TOOLS "}",
+		     "p.json:1:63: an action is \"record\", \"alert\", \"freeze\" or \"kill\"");
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"off\": [\"net.nope\"]}, "
+		     TOOLS "}",
+		     "p.json:1:51: \"net.nope\": not a detector rule");
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 0}, "
+		     TOOLS "}",
+		     "p.json:1:63: \"deny_burst_count\" must be from 1 to 64");
+}
+
+static void test_tool_children_and_single_process(void **state)
+{
+	struct policy *p = load_ok(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"children\": "
+		"[\"/usr/bin/python3*\"], \"single_process\": true, \"commands\": [{\"program\": "
+		"\"/usr/bin/true\"}]}, \"u\": {\"commands\": [{\"program\": \"/usr/bin/false\"}]}}}");
+	const char *progs[4];
+
+	assert_string_equal(policy_tool_children(p, 0)[0], "/usr/bin/python3*");
+	assert_null(policy_tool_children(p, 0)[1]);
+	assert_true(policy_tool_single_process(p, 0));
+	assert_null(policy_tool_children(p, 1));
+	assert_false(policy_tool_single_process(p, 1));
+	assert_int_equal(policy_tool_programs(p, 1, progs, 4), 1);
+	assert_string_equal(progs[0], "/usr/bin/false");
+	policy_free(p);
+	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"children\": "
+		     "[\"python3\"], \"commands\": [{\"program\": \"/usr/bin/true\"}]}}}",
+		     "p.json:1:58: \"python3\": not an absolute program path");
 }
 
 static void test_warnings_name_what_weakens_a_scope(void **state)
@@ -566,7 +617,8 @@ int main(void)
 		cmocka_unit_test(test_nesting_past_the_scanner_cap_is_refused_with_a_position),
 		cmocka_unit_test(test_minimal_policy_gets_every_default),
 		cmocka_unit_test(test_every_sandbox_value_is_read),
-		cmocka_unit_test(test_reserved_sections_take_objects_only),
+		cmocka_unit_test(test_detectors_section_and_its_defaults),
+		cmocka_unit_test(test_tool_children_and_single_process),
 		cmocka_unit_test(test_warnings_name_what_weakens_a_scope),
 		cmocka_unit_test(test_warnings_past_the_cap_are_counted_in_a_last_warning),
 		cmocka_unit_test(test_tests_are_read_with_their_positions),

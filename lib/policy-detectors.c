@@ -1,0 +1,108 @@
+/* The policy's "detectors" section: thresholds, what each severity does, rules switched off. */
+#include <string.h>
+
+#include "macro.h"
+#include "policy-internal.h"
+#include "timeutil.h"
+
+const char *const policy_detector_rules[] = {
+	"net.metadata",		  "net.deny-burst",	    "net.deny-scan",
+	"tool.network-out-of-scope", "escape.seccomp",	    "resource.oom-kill",
+	"resource.pids-cap",	  "monitor.blind",	    "behavior.exec-out-of-scope",
+	"behavior.interpreter",	  "behavior.fork",	    "behavior.step-outlived",
+	NULL,
+};
+
+static const char *const action_names[] = { "record", "alert", "freeze", "kill" };
+static const char *const severity_names[POLICY_SEVERITIES] = { "low", "medium", "high",
+							       "critical" };
+
+const char *policy_action_name(enum policy_action a)
+{
+	return (size_t)a < ARRAY_SIZE(action_names) ? action_names[a] : "?";
+}
+
+static int rule_known(const char *s)
+{
+	for (size_t i = 0; policy_detector_rules[i]; i++)
+		if (strcmp(s, policy_detector_rules[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static void set_defaults(struct policy_detectors *d)
+{
+	d->deny_burst_count = 5;
+	d->deny_burst_window_ns = 10 * NSEC_PER_SEC;
+	d->deny_distinct = 3;
+	d->action[0] = POLICY_ACTION_RECORD;
+	d->action[1] = POLICY_ACTION_ALERT;
+	d->action[2] = POLICY_ACTION_FREEZE;
+	d->action[3] = POLICY_ACTION_KILL;
+}
+
+static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_detectors *d)
+{
+	char path[JSON_POS_PATH_MAX + 1];
+	const char *key;
+	json_t *v;
+	int r;
+
+	if ((r = policy_check_keys(ctx, obj, "/detectors/actions", severity_names,
+				   ARRAY_SIZE(severity_names))) < 0)
+		return r;
+	json_object_foreach(obj, key, v) {
+		size_t sev, a;
+
+		for (sev = 0; strcmp(key, severity_names[sev]) != 0; sev++)
+			;
+		policy_path(path, "/detectors/actions", key);
+		for (a = 0; json_is_string(v) && a < ARRAY_SIZE(action_names); a++)
+			if (strcmp(json_string_value(v), action_names[a]) == 0)
+				break;
+		if (!json_is_string(v) || a == ARRAY_SIZE(action_names))
+			return policy_fail(ctx, path, 0,
+					   "an action is \"record\", \"alert\", \"freeze\" or \"kill\"");
+		d->action[sev] = (enum policy_action)a;
+	}
+	return 0;
+}
+
+int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
+{
+	static const char *const known[] = { "deny_burst_count", "deny_burst_window",
+					     "deny_distinct", "actions", "off" };
+	struct policy *p = ctx->policy;
+	struct policy_detectors *d = &p->detectors;
+	uint64_t count, distinct;
+	size_t n_off = 0;
+	json_t *v;
+	int r;
+
+	set_defaults(d);
+	if (!obj)
+		return 0;
+	count = d->deny_burst_count;
+	distinct = d->deny_distinct;
+	if ((r = policy_check_keys(ctx, obj, "/detectors", known, ARRAY_SIZE(known))) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_burst_count", 1, 64, &count)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_distinct", 1, 64, &distinct)) < 0 ||
+	    (r = policy_get_duration(ctx, obj, "/detectors", "deny_burst_window", NSEC_PER_SEC / 10,
+				     &d->deny_burst_window_ns)) < 0 ||
+	    (r = policy_get_strings(ctx, obj, "/detectors", "off", 64, rule_known,
+				    "not a detector rule (docs/detectors.md lists them)",
+				    &p->detectors_off, &n_off)) < 0)
+		return r;
+	d->deny_burst_count = (unsigned)count;
+	d->deny_distinct = (unsigned)distinct;
+	d->off = (const char *const *)p->detectors_off;
+	v = json_object_get(obj, "actions");
+	if (v && !json_is_object(v))
+		return policy_fail(ctx, "/detectors/actions", 0, "\"actions\" must be an object");
+	return v ? parse_actions(ctx, v, d) : 0;
+}
+
+const struct policy_detectors *policy_detectors(const struct policy *p)
+{
+	return &p->detectors;
+}

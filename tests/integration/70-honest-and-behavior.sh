@@ -1,0 +1,66 @@
+#!/bin/bash
+# The detectors on honest work and on the lesson's behaviour, in the test world with the example
+# policy: a real pytest run (with a child python), git status in the git tool, ls in
+# shell_readonly and a download from the allowed registry by install_deps get no verdict; a test
+# that runs git inside run_tests (outside its declared children) gets the sandbox frozen.
+. "$(dirname "$0")/../lib.sh"
+fb_setup
+world_up
+start_daemon --config "$FB_CONF"
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+POLICY=$FB_ROOT/examples/policy.json
+verdicts() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["detectors"]["verdicts"])'; }
+
+create_sandbox hb1 "$POLICY"
+printf 'import subprocess, sys\n\ndef test_add():\n    assert 1 + 1 == 2\n\ndef test_child():\n    assert subprocess.run([sys.executable, "-c", "pass"]).returncode == 0\n' >"$T/test_ok.py"
+"$FB" exec hb1 --tool edit_file --step 1 -- tee test_ok.py <"$T/test_ok.py" >/dev/null || fail "edit_file"
+check "a real pytest run (two tests, one with a child python)" \
+	"$FB" exec hb1 --tool run_tests --step 2 -- python3 -m pytest -q test_ok.py
+"$FB" exec hb1 --tool git --step 3 -- git status --short >/dev/null 2>&1
+ok "git status in the git tool ran (exit $?: no repository here)"
+check "ls in shell_readonly" "$FB" exec hb1 --tool shell_readonly --step 4 -- ls -la
+sleep 0.5
+assert_eq "$(verdicts)" "0" "honest work in the example policy's tools gets no verdict"
+
+create_sandbox hb2 "$FB_ROOT/tests/policies/egress-tools.json"
+cat >"$T/fetch.py" <<'PY'
+# A package download as pip does it: the PEP 503 page of the project, then its sdist, checked.
+import hashlib, re, urllib.request
+page = urllib.request.urlopen("http://registry.test/simple/demo/", timeout=5).read().decode()
+href, digest = re.search(r'href="([^"#]+)#sha256=([0-9a-f]+)"', page).groups()
+sdist = urllib.request.urlopen("http://registry.test" + href, timeout=5).read()
+assert hashlib.sha256(sdist).hexdigest() == digest
+open("/workspace/" + href.rsplit("/", 1)[1], "wb").write(sdist)
+PY
+copy_in hb2 "$T/fetch.py"
+check "install_deps downloads from the allowed registry" \
+	"$FB" exec hb2 --tool install_deps --step 1 -- python3 /workspace/fetch.py
+sleep 0.5
+assert_eq "$(verdicts)" "0" "a download from the allowed registry gets no verdict"
+
+printf 'import subprocess\n\ndef test_sneaky():\n    subprocess.run(["/usr/bin/git", "status"])\n    import time\n    time.sleep(30)\n' >"$T/test_sneaky.py"
+"$FB" exec hb1 --tool edit_file --step 5 -- tee test_sneaky.py <"$T/test_sneaky.py" >/dev/null || fail "edit_file"
+"$FB" exec hb1 --tool run_tests --step 6 -- python3 -m pytest -q test_sneaky.py >/dev/null 2>&1 &
+RUN=$!
+FB_PIDS="$FB_PIDS $RUN"
+for _ in $(seq 300); do
+	grep -qx "frozen 1" "$V2/firebreak/hb1/cgroup.events" && break
+	sleep 0.01
+done
+grep -qx "frozen 1" "$V2/firebreak/hb1/cgroup.events" || fail "git inside run_tests did not get hb1 frozen"
+ok "git run inside run_tests (outside its children): the sandbox is frozen"
+"$FB" timeline hb1 --step 6 --json >"$T/tl.jsonl" || fail "timeline"
+python3 - "$T/tl.jsonl" <<'PY' || fail "the verdict"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+v = [e["fields"] for e in ev if e["kind"] == "verdict"]
+assert v and v[0]["rule"] == "behavior.exec-out-of-scope" and v[0]["action"] == "freeze", v
+trig = [e for e in ev if e["id"] == v[0]["event_ids"][0]]
+assert trig and trig[0]["kind"] == "proc.exec" and trig[0]["fields"]["path"] == "/usr/bin/git", trig
+PY
+ok "the verdict names the exec of /usr/bin/git on step 6"
+check "kill hb1" "$FB" kill hb1
+wait "$RUN" 2>/dev/null
+check "destroy hb1" "$FB" destroy hb1
+check "destroy hb2" "$FB" destroy hb2
+stop_daemon
