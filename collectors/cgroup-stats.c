@@ -76,6 +76,11 @@ static json_t *stats_json(const char *rel, const struct cgroup_stats *st)
 	PUT(CGROUP_HAVE_PSI, "psi_io_some", psi_io_some);
 	PUT(CGROUP_HAVE_PSI, "psi_io_full", psi_io_full);
 #undef PUT
+	/* The limits, where there are: what "near the cap" is measured against. */
+	if (st->memory_max)
+		json_object_set_new(f, "memory_max", json_integer((json_int_t)st->memory_max));
+	if (st->pids_max)
+		json_object_set_new(f, "pids_max", json_integer((json_int_t)st->pids_max));
 	return f;
 }
 

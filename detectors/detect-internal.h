@@ -30,7 +30,7 @@ struct detect_state {
 		size_t n_programs;
 		char *children[DETECT_PROGRAMS_MAX]; /* globs */
 		size_t n_children;
-	} tools[DETECT_TOOLS_MAX];
+	} *tools; /* n_tools of them: a sandbox's state is as small as its policy */
 	enum policy_action actions[POLICY_SEVERITIES];
 	char **off; /* rule ids switched off, NULL-terminated (owned) */
 
@@ -49,6 +49,7 @@ struct detect_state {
 
 	/* Resource counters of the sandbox's cgroup, as last seen. */
 	int64_t oom_kills, pids_max_hits;
+	int memory_near; /* reported near its cap; re-armed below 80% */
 };
 
 /* Fills v's common fields from ev. */

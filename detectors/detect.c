@@ -58,6 +58,11 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 	memcpy(st->actions, pd->action, sizeof(st->actions));
 	for (; pd->off && pd->off[n_off]; n_off++)
 		;
+	if (policy_tool_count(p) &&
+	    !(st->tools = calloc(policy_tool_count(p) < DETECT_TOOLS_MAX ? policy_tool_count(p)
+									: DETECT_TOOLS_MAX,
+				 sizeof(*st->tools))))
+		return -ENOMEM;
 	if (n_off && !(st->off = calloc(n_off + 1, sizeof(*st->off))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n_off; i++)
@@ -123,6 +128,7 @@ void detect_state_free(struct detect_state *st)
 	for (size_t i = 0; st->off && st->off[i]; i++)
 		free(st->off[i]);
 	free(st->off);
+	free(st->tools);
 	free(st);
 }
 

@@ -1,6 +1,6 @@
 /*
  * Host rules: seccomp refusals of escape-class syscalls, the sandbox's memory and pids caps
- * biting, and the monitor going blind in the sandbox (lost events).
+ * biting or near, and the monitor going blind in the sandbox (lost events).
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +42,22 @@ static int rose(const struct event *ev, const char *key, int64_t *last, int64_t 
 	return 1;
 }
 
+/* Memory at 90% of the cap or more, once, until it falls below 80% again. */
+static int near_cap(struct detect_state *st, const struct event *ev)
+{
+	int64_t cur, cap;
+
+	if (!detect_field_int(ev->fields, "memory_max", &cap) || cap <= 0 ||
+	    !detect_field_int(ev->fields, "memory_current", &cur))
+		return 0;
+	if (cur * 10 < cap * 8)
+		st->memory_near = 0;
+	if (st->memory_near || cur * 10 < cap * 9)
+		return 0;
+	st->memory_near = 1;
+	return 1;
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
@@ -65,6 +81,17 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			detect_verdict_init(&out[k], ev, "resource.oom-kill", DETECT_MEDIUM);
 			snprintf(out[k].reason, sizeof(out[k].reason),
 				 "%lld process(es) killed at the memory cap", (long long)by);
+			k++;
+		}
+		if (near_cap(st, ev) && k < max) {
+			int64_t cur = 0, cap = 0;
+
+			detect_field_int(ev->fields, "memory_current", &cur);
+			detect_field_int(ev->fields, "memory_max", &cap);
+			detect_verdict_init(&out[k], ev, "resource.memory-near-cap", DETECT_MEDIUM);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "memory at %lld of %lld bytes (%lld%%)", (long long)cur,
+				 (long long)cap, (long long)(cur * 100 / cap));
 			k++;
 		}
 		if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {

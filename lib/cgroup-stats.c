@@ -180,11 +180,17 @@ int cgroup_read_stats(const char *rel, struct cgroup_stats *ret)
 	v2 = cgroup_resource_dir(CGROUP_RES_MEMORY, rel, dir, sizeof(dir));
 	if (v2 >= 0 && access(dir, F_OK) == 0) {
 		if (v2) {
+			/* "max" (no limit) does not parse: memory_max stays 0. */
+			cgroup_read_u64(dir, "memory.max", &st.memory_max);
 			cgroup_read_u64(dir, "memory.current", &st.memory_current);
 			cgroup_read_u64(dir, "memory.peak", &st.memory_peak);
 			read_keyed(dir, "memory.events", memory_events_v2, &st);
 		} else {
 			cgroup_read_u64(dir, "memory.usage_in_bytes", &st.memory_current);
+			/* v1 says "no limit" with a page-rounded LONG_MAX. */
+			if (cgroup_read_u64(dir, "memory.limit_in_bytes", &st.memory_max) == 0 &&
+			    st.memory_max >= (1ULL << 62))
+				st.memory_max = 0;
 			cgroup_read_u64(dir, "memory.max_usage_in_bytes", &st.memory_peak);
 			cgroup_read_u64(dir, "memory.failcnt", &st.memory_max_hits);
 			read_keyed(dir, "memory.oom_control", oom_control_v1, &st);
@@ -195,6 +201,7 @@ int cgroup_read_stats(const char *rel, struct cgroup_stats *ret)
 	v2 = cgroup_resource_dir(CGROUP_RES_PIDS, rel, dir, sizeof(dir));
 	if (v2 >= 0 && access(dir, F_OK) == 0) {
 		cgroup_read_u64(dir, "pids.current", &st.pids_current);
+		cgroup_read_u64(dir, "pids.max", &st.pids_max);
 		read_keyed(dir, "pids.events", pids_events, &st);
 		st.have |= CGROUP_HAVE_PIDS;
 	}

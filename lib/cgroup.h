@@ -136,7 +136,9 @@ struct cgroup_stats {
 	uint64_t memory_max_hits; /* times the limit was hit */
 	uint64_t memory_oom;
 	uint64_t memory_oom_kill;
+	uint64_t memory_max;	  /* its limit; 0: none */
 	uint64_t pids_current;
+	uint64_t pids_max;	  /* its limit; 0: none */
 	uint64_t pids_max_hits;	  /* forks refused at the limit */
 	uint64_t io_read_bytes;
 	uint64_t io_write_bytes;

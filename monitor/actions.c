@@ -174,7 +174,7 @@ void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t
 		return control_refuse(d, ls, token, lineno, "reason too long (255 bytes at most)");
 	if (!(sb = registry_find(d->registry, name)))
 		return control_refuse(d, ls, token, lineno, "unknown sandbox");
-	if (!sb->cgroup[0] || (strcmp(sb->state, "running") != 0 && strcmp(sb->state, "frozen") != 0))
+	if (!sb->cgroup[0] || !registry_live(sb))
 		return control_refuse(d, ls, token, lineno, "the sandbox is not running or frozen");
 	if (k == ACTION_THAW && strcmp(sb->state, "frozen") != 0)
 		return control_refuse(d, ls, token, lineno, "the sandbox is not frozen");

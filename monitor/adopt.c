@@ -118,7 +118,7 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 	if (sb && !registry_adopted(sb) && sb->cgroup[0])
 		return control_refuse(d, ls, token, lineno,
 				      "the name belongs to a sandbox the enforcer made");
-	if (sb && strcmp(sb->state, "running") == 0) {
+	if (sb && registry_live(sb)) {
 		if (strcmp(sb->cgroup, rel) != 0)
 			return control_refuse(d, ls, token, lineno,
 					      "the name is watching another cgroup");
@@ -183,7 +183,7 @@ void adopt_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token, u
 	if (!registry_adopted(sb))
 		return control_refuse(d, ls, token, lineno,
 				      "not an adopted cgroup (firebreak destroy ends a sandbox)");
-	if (strcmp(sb->state, "running") == 0)
+	if (registry_live(sb))
 		release(d, sb, "unwatched", "sandbox.unwatch");
 	control_submit_sandbox(d, ls, token, lineno, sb);
 }
@@ -195,7 +195,7 @@ void adopt_reap(struct daemon *d)
 	size_t pos = 0;
 
 	while ((sb = registry_next(d->registry, &pos))) {
-		if (strcmp(sb->state, "running") != 0 || !registry_adopted(sb))
+		if (!registry_live(sb) || !registry_adopted(sb))
 			continue;
 		if (cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) == 0 && access(dir, F_OK) < 0 &&
 		    errno == ENOENT) {
@@ -212,8 +212,8 @@ struct scan_ctx {
 
 /*
  * A cgroup under firebreak/ that the store does not know as running: re-adopt it, if this
- * runtime dir's enforcer made it (its state dir, enforcer/state.h, says so): firebreak/ is the
- * host's, and another firebreakd's sandboxes are not ours to record.
+ * runtime dir's enforcer made it (its state dir, enforcer/state.h, says so) and not --unwatched:
+ * firebreak/ is the host's, and another firebreakd's sandboxes are not ours to record.
  */
 static int scan_one(const char *name, void *data)
 {
@@ -223,7 +223,9 @@ static int scan_one(const char *name, void *data)
 	const char *was = sb ? sb->state : "unknown";
 	char state[PATH_MAX];
 
-	if (!event_sandbox_name_valid(name) || (sb && strcmp(sb->state, "running") == 0))
+	/* Running, frozen or killed: the store knows it is (or was made) live. */
+	if (!event_sandbox_name_valid(name) ||
+	    (sb && (registry_live(sb) || strcmp(sb->state, "killed") == 0)))
 		return 0;
 	if (sb && registry_adopted(sb)) /* an adopted name cannot also be ours */
 		return 0;
@@ -231,6 +233,15 @@ static int scan_one(const char *name, void *data)
 		     name) >= (int)sizeof(state) ||
 	    access(state, F_OK) < 0)
 		return 0;
+	/* Created --unwatched on purpose (to test the enforcer alone): not ours to record. */
+	{
+		json_t *doc = json_load_file(state, 0, NULL);
+		int unwatched = json_is_true(json_object_get(doc, "unwatched"));
+
+		json_decref(doc);
+		if (unwatched)
+			return 0;
+	}
 	if (!sb && registry_add(d->registry, name, time_now_ns(), &sb) < 0)
 		return 0;
 	snprintf(sb->cgroup, sizeof(sb->cgroup), CGROUP_ROOT_NAME "/%s", name);
@@ -253,7 +264,7 @@ int adopt_scan(struct daemon *d)
 
 	/* Running in the store, gone from the host: the monitor missed the end. */
 	while ((sb = registry_next(d->registry, &pos))) {
-		if (strcmp(sb->state, "running") != 0 || !sb->cgroup[0] ||
+		if (!registry_live(sb) || !sb->cgroup[0] ||
 		    cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) < 0 || access(dir, F_OK) == 0)
 			continue;
 		strcpy(sb->state, "destroyed");

@@ -414,9 +414,9 @@ int proc_events_start(struct daemon *d)
 	d->proc_lost_since = time_now_ns();
 	if ((r = loop_add(d->loop, proc_tracer_fd(d->proc_tracer), EPOLLIN, on_ready, d)) < 0)
 		return r;
-	/* A restarted monitor re-adopts every sandbox still running. */
+	/* A restarted monitor re-adopts every sandbox still running, or frozen (it may be thawed). */
 	while ((sb = registry_next(d->registry, &pos)))
-		if (strcmp(sb->state, "running") == 0)
+		if (registry_live(sb))
 			proc_events_watch(d, sb);
 	return 0;
 }

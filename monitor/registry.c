@@ -235,6 +235,11 @@ int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sand
 	return 1;
 }
 
+int registry_live(const struct store_sandbox *sb)
+{
+	return strcmp(sb->state, "running") == 0 || strcmp(sb->state, "frozen") == 0;
+}
+
 int registry_adopted(const struct store_sandbox *sb)
 {
 	static const char own[] = CGROUP_ROOT_NAME "/";
@@ -248,8 +253,7 @@ struct store_sandbox *registry_adopted_holding(struct registry *r, const char *r
 	size_t pos = 0;
 
 	while ((sb = hashmap_next(r->by_name, &pos)))
-		if (strcmp(sb->state, "running") == 0 && registry_adopted(sb) &&
-		    cgroup_within(rel, sb->cgroup))
+		if (registry_live(sb) && registry_adopted(sb) && cgroup_within(rel, sb->cgroup))
 			return sb;
 	return NULL;
 }
@@ -260,7 +264,7 @@ struct store_sandbox *registry_adopted_overlapping(struct registry *r, const cha
 	size_t pos = 0;
 
 	while ((sb = hashmap_next(r->by_name, &pos)))
-		if (strcmp(sb->state, "running") == 0 && registry_adopted(sb) &&
+		if (registry_live(sb) && registry_adopted(sb) &&
 		    (cgroup_within(rel, sb->cgroup) || cgroup_within(sb->cgroup, rel)))
 			return sb;
 	return NULL;

@@ -59,6 +59,9 @@ void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
 /* The tool a running step of sandbox belongs to, or NULL. */
 const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step);
 
+/* Whether sb is live: running, or frozen (which a thaw makes running again). */
+int registry_live(const struct store_sandbox *sb);
+
 /*
  * Whether sb is a cgroup `firebreak watch` adopted (a container's, a VM jailer's) rather than
  * one the enforcer made under firebreak/: it has no steps and none of the enforcer's layers.

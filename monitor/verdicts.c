@@ -28,6 +28,31 @@ struct pending_verdict {
 };
 
 
+/* An incident still open in the store: its sandbox's verdicts keep joining it after a restart. */
+struct open_incident {
+	char sandbox[FB_NAME_MAX + 1]; /* the map's key */
+	int64_t id;
+};
+
+static int note_open(const struct store_incident *inc, void *data)
+{
+	struct hashmap *open = data;
+	struct open_incident *o;
+
+	/* Newest first: the first one seen for a sandbox is the one to extend. */
+	if (strcmp(inc->state, "open") != 0 || hashmap_get(open, inc->sandbox))
+		return 0;
+	if (!(o = calloc(1, sizeof(*o))))
+		return -ENOMEM;
+	strscpy(o->sandbox, sizeof(o->sandbox), inc->sandbox);
+	o->id = inc->id;
+	if (hashmap_put(open, o->sandbox, o) < 0) {
+		free(o);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int verdicts_init(struct daemon *d, struct store *s)
 {
 	int r;
@@ -38,7 +63,9 @@ int verdicts_init(struct daemon *d, struct store *s)
 	d->next_detection_id++;
 	d->next_incident_id++;
 	detect_config_defaults(&d->detect_cfg);
-	return hashmap_new(&d->detect);
+	if ((r = hashmap_new(&d->detect)) < 0 || (r = hashmap_new(&d->open_incidents)) < 0)
+		return r;
+	return store_incident_list(s, 0, note_open, d->open_incidents);
 }
 
 /*
@@ -77,6 +104,13 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 	if (!(sd = calloc(1, sizeof(*sd))))
 		return NULL;
 	strscpy(sd->name, sizeof(sd->name), sb->name);
+	{
+		struct open_incident *o = hashmap_remove(d->open_incidents, sb->name);
+
+		if (o)
+			sd->incident_id = o->id;
+		free(o);
+	}
 	p = sandbox_policy(d, sb);
 	if (detect_state_new(p, &d->detect_cfg, &sd->st) < 0 ||
 	    hashmap_put(d->detect, sd->name, sd) < 0) {
@@ -97,7 +131,9 @@ static int observe(const struct event *ev, void *data)
 	struct store_sandbox *sb;
 	size_t n;
 
+	/* A sandbox that is gone (its last records arrive after it) has nothing left to judge. */
 	if (!ev->sandbox[0] || !(sb = registry_find(d->registry, ev->sandbox)) ||
+	    strcmp(sb->state, "destroyed") == 0 || strcmp(sb->state, "unwatched") == 0 ||
 	    !(sd = detectors_of(d, sb)))
 		return 0;
 	n = detect_event(sd->st, ev, v, ARRAY_SIZE(v));
@@ -263,6 +299,11 @@ void verdicts_stop(struct daemon *d)
 	}
 	hashmap_free(d->detect);
 	d->detect = NULL;
+	pos = 0;
+	for (void *o; d->open_incidents && (o = hashmap_next(d->open_incidents, &pos));)
+		free(o);
+	hashmap_free(d->open_incidents);
+	d->open_incidents = NULL;
 	free(d->pending_verdicts);
 	d->pending_verdicts = NULL;
 	d->n_pending_verdicts = 0;

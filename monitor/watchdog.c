@@ -130,8 +130,7 @@ static char *watched_list(struct daemon *d)
 		size_t need;
 		char *nb;
 
-		if (!sb->cgroup[0] ||
-		    (strcmp(sb->state, "running") != 0 && strcmp(sb->state, "frozen") != 0))
+		if (!sb->cgroup[0] || !registry_live(sb))
 			continue;
 		need = len + strlen(sb->cgroup) + 8;
 		if (need > cap) {

@@ -66,8 +66,18 @@ assert json.loads(det[0]["event_ids"]) == f["event_ids"] and det[0]["linked"] ==
 assert det[0]["incident_id"] == f["incident_id"] and det[0]["isev"] == "high", det
 PY
 ok "the verdict names the socket event, is a detections row in a high incident that keeps it; the freeze is recorded with its latency"
+# A restarted monitor keeps adding the sandbox's verdicts to its open incident.
+stop_daemon
+start_daemon
+check "thaw dt1" "$FB" thaw dt1
+"$FB" exec dt1 --tool attack --step 3 -- python3 /workspace/sock.py >/dev/null 2>&1 &
+SOCK2=$!
+FB_PIDS="$FB_PIDS $SOCK2"
+wait_state dt1 frozen 1 || fail "the second socket did not get dt1 frozen"
+rows=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) || ' ' || group_concat(DISTINCT incident_id) FROM detections")
+assert_eq "$rows" "2 1" "after a restart the second verdict joins incident 1"
 check "kill dt1" "$FB" kill dt1
-wait "$SOCK" 2>/dev/null
+wait "$SOCK" "$SOCK2" 2>/dev/null
 check "destroy dt1" "$FB" destroy dt1
 
 create_sandbox dt2 "$POLICY"

@@ -191,6 +191,19 @@ static void test_escape_class_seccomp_and_resources(void **state)
 	assert_int_equal(detect_event(st, &ev, v, 4), 1);
 	assert_string_equal(v[0].rule, "resource.oom-kill");
 	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	/* Near the memory cap: once at 90%, again only after falling below 80%. */
+	ev.fields = (char *)"{\"memory_current\":95,\"memory_max\":100,\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 1);
+	assert_string_equal(v[0].rule, "resource.memory-near-cap");
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	ev.fields = (char *)"{\"memory_current\":85,\"memory_max\":100,\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	ev.fields = (char *)"{\"memory_current\":70,\"memory_max\":100,\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	ev.fields = (char *)"{\"memory_current\":91,\"memory_max\":100,\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 1);
+	ev.fields = (char *)"{\"memory_current\":99,\"memory_oom_kill\":1}"; /* no cap: no rule */
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
 	ev.fields = NULL;
 	detect_state_free(st);
 }
@@ -283,7 +296,8 @@ static void test_every_rule_is_known_to_the_policy(void **state)
 	static const char *const emitted[] = {
 		"net.metadata",	      "net.deny-burst",		 "net.deny-scan",
 		"tool.network-out-of-scope", "escape.seccomp",	 "resource.oom-kill",
-		"resource.pids-cap",  "monitor.blind",		 "behavior.exec-out-of-scope",
+		"resource.pids-cap",  "resource.memory-near-cap", "monitor.blind",
+		"behavior.exec-out-of-scope",
 		"behavior.interpreter", "behavior.fork",	 "behavior.step-outlived",
 	};
 	size_t n = 0;
