@@ -23,6 +23,21 @@ struct {
 	__type(value, struct proc_trace_watch);
 } watched SEC(".maps");
 
+/* Steps whose execs are confined (the hard rule), and the files each may execute. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROC_TRACE_SCOPES_MAX);
+	__type(key, __u64); /* a step's cgroup id */
+	__type(value, __u32);
+} scoped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PROC_TRACE_SCOPE_KEYS_MAX);
+	__type(key, struct proc_trace_scope_key);
+	__type(value, __u8);
+} scope_allow SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
@@ -94,6 +109,7 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	e->argv_len = 0;
 	e->family = e->sock_type = e->protocol = e->port = 0;
 	e->hook_retval = 0;
+	e->flags = 0;
 	__builtin_memset(e->addr, 0, sizeof(e->addr));
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
@@ -117,19 +133,46 @@ static __always_inline void submit(struct proc_trace_event *e)
 	submit_urgent(e, 0);
 }
 
+/*
+ * The hard rule: in a confined step (its tool declares "children"), a file that is not one the
+ * step may execute gets the task SIGKILL here, after the kernel has loaded the new image and
+ * before it returns to user space: not one instruction of it runs. For a script, bprm->file is
+ * already its interpreter. The kill does not depend on room in the ring.
+ */
+static __always_inline int out_of_scope(struct linux_binprm *bprm)
+{
+	struct proc_trace_scope_key k = { .cgid = bpf_get_current_cgroup_id() };
+	struct inode *inode;
+	dev_t dev;
+
+	if (!bpf_map_lookup_elem(&scoped, &k.cgid))
+		return 0;
+	inode = BPF_CORE_READ(bprm, file, f_inode);
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.dev = dev;
+	if (bpf_map_lookup_elem(&scope_allow, &k))
+		return 0;
+	bpf_send_signal(9 /* SIGKILL */);
+	return 1;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
 	unsigned long start, end, len;
+	int killed;
 	__u64 sb;
 
 	if (!(w = watched_sandbox(&sb)))
 		return 0;
+	killed = out_of_scope(bprm);
 	e = reserve(w, sb, PROC_TRACE_EXEC);
 	if (!e)
 		return 0;
+	e->flags = killed ? PROC_TRACE_F_KILLED : 0;
 	e->path[0] = '\0';
 	e->pid = BPF_CORE_READ(p, tgid);
 	e->ppid = BPF_CORE_READ(p, real_parent, tgid);

@@ -241,3 +241,23 @@ void proc_tracer_lost_each(struct proc_tracer *t,
 		prev = &key;
 	}
 }
+
+int proc_tracer_scope_allow(struct proc_tracer *t, const struct proc_trace_scope_key *k, int on)
+{
+	int fd = bpf_map__fd(t->skel->maps.scope_allow);
+	__u8 one = 1;
+
+	if (on)
+		return bpf_map_update_elem(fd, k, &one, BPF_ANY) < 0 ? -errno : 0;
+	return bpf_map_delete_elem(fd, k) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int proc_tracer_scope(struct proc_tracer *t, uint64_t step_cgid, int on)
+{
+	int fd = bpf_map__fd(t->skel->maps.scoped);
+	__u32 one = 1;
+
+	if (on)
+		return bpf_map_update_elem(fd, &step_cgid, &one, BPF_ANY) < 0 ? -errno : 0;
+	return bpf_map_delete_elem(fd, &step_cgid) < 0 && errno != ENOENT ? -errno : 0;
+}

@@ -9,6 +9,19 @@
 #define PROC_TRACE_PATH_MAX 256
 #define PROC_TRACE_ARGV_MAX 512	  /* bytes of argv (NUL-separated) an exec event carries */
 #define PROC_TRACE_WATCH_MAX 4096 /* sandboxes watched at once */
+#define PROC_TRACE_SCOPES_MAX 4096 /* steps whose execs are confined at once */
+#define PROC_TRACE_SCOPE_KEYS_MAX 65536 /* their allowed files, all steps together */
+
+/* An exec record's flags. */
+#define PROC_TRACE_F_KILLED 1 /* outside its step's exec scope: SIGKILL before it ran */
+
+/* A file a confined step may execute: the step's cgroup, the file's device (kernel encoding,
+ * major << 20 | minor) and inode. */
+struct proc_trace_scope_key {
+	__u64 cgid;
+	__u64 dev;
+	__u64 ino;
+};
 /*
  * The cgroup level of a sandbox the enforcer made: / is 0, firebreak 1, firebreak/NAME 2. A cgroup
  * adopted by `firebreak watch` can sit at any level up to PROC_TRACE_LEVEL_MAX.
@@ -49,7 +62,7 @@ struct proc_trace_event {
 	__u16 port;
 	__u8 addr[16];
 	__s32 hook_retval;
-	__u32 pad;
+	__u32 flags;		/* PROC_TRACE_F_* */
 	char comm[16];
 	/* Exec records only: the rest reserve the head alone (an eighth of the ring's room). */
 	char path[PROC_TRACE_PATH_MAX];

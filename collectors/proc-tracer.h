@@ -46,4 +46,13 @@ void proc_tracer_lost_each(struct proc_tracer *t,
 			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data),
 			   void *data);
 
+/* Allows (on) or forbids again the file of key k to its step; 0 or -errno. */
+int proc_tracer_scope_allow(struct proc_tracer *t, const struct proc_trace_scope_key *k, int on);
+
+/*
+ * Confines (on) the step whose cgroup has id step_cgid to the files allowed to it: any other
+ * exec there is killed in the kernel. Off lifts it. Allow the files first. 0 or -errno.
+ */
+int proc_tracer_scope(struct proc_tracer *t, uint64_t step_cgid, int on);
+
 #endif

@@ -225,3 +225,17 @@ int detect_field_int(const char *fields, const char *key, int64_t *ret)
 	*ret = x;
 	return 1;
 }
+
+int detect_tool_scope(const struct detect_state *st, const char *tool, char *const **programs,
+		      size_t *n_programs, char *const **children, size_t *n_children)
+{
+	const struct detect_tool *t = detect_tool(st, tool);
+
+	if (!t || !t->has_children)
+		return 0;
+	*programs = t->programs;
+	*n_programs = t->n_programs;
+	*children = t->children;
+	*n_children = t->n_children;
+	return 1;
+}

@@ -73,6 +73,14 @@ enum policy_action detect_action(const struct detect_state *st, enum detect_seve
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
 		    size_t max);
 
+/*
+ * Tool tool's exec scope under the sandbox's policy: its commands' programs and its "children"
+ * globs (borrowed from st). Returns 1 if the tool declares children (its execs are confined),
+ * 0 if not (or no policy, or no such tool).
+ */
+int detect_tool_scope(const struct detect_state *st, const char *tool, char *const **programs,
+		      size_t *n_programs, char *const **children, size_t *n_children);
+
 /* The string value of key in a compact JSON object's text, copied to buf; 1 if found, else 0. */
 int detect_field_str(const char *fields, const char *key, char *buf, size_t size);
 

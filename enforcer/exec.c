@@ -358,6 +358,15 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 		goto out;
 	}
 
+	/* A tool that declares its children has its step's execs confined in the kernel (by the
+	 * monitor's exec tracepoint), in place before anything of the step runs. */
+	if (rp && policy_tool_children(policy, (size_t)policy_tool_index(policy, req->tool)) &&
+	    ((r = report_exec_scope(rp, req->name, step, req->tool, cgid, d.program)) < 0 ||
+	     (r = report_wait(rp)) < 0)) {
+		log_errno(r, "firebreak exec: the monitor could not confine step %lld's execs",
+			  (long long)step);
+		goto out;
+	}
 	make_event(&ev, req, step, "step.start",
 		   json_pack("{s:s, s:o, s:s, s:s, s:I}", "program", d.program, "argv",
 			     argv_json(req->argv), "policy_hash", st.policy_hash, "cgroup", rel,

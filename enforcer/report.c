@@ -82,6 +82,14 @@ int report_event(struct report *rp, const struct event *ev)
 	return send_json(rp, json_pack("{s:s, s:o}", "op", "event", "event", e));
 }
 
+int report_exec_scope(struct report *rp, const char *name, int64_t step, const char *tool,
+		      uint64_t cgid, const char *program)
+{
+	return send_json(rp, json_pack("{s:s, s:s, s:I, s:s, s:I, s:s}", "op", "exec-scope",
+				       "sandbox", name, "step", (json_int_t)step, "tool", tool,
+				       "cgroup_id", (json_int_t)cgid, "program", program));
+}
+
 int report_wait(struct report *rp)
 {
 	char buf[4096];

@@ -24,6 +24,14 @@ int report_register(struct report *rp, const char *name, const char *state, cons
 /* Queues one event (source enforcer). */
 int report_event(struct report *rp, const struct event *ev);
 
+/*
+ * Queues a request that the step's execs be confined in the kernel to what its tool may run (a
+ * tool with "children"); answered at once, without a store write: wait for it before the tool
+ * starts.
+ */
+int report_exec_scope(struct report *rp, const char *name, int64_t step, const char *tool,
+		      uint64_t cgid, const char *program);
+
 /* Waits for every queued request's acknowledgement; 0, or -EPROTO (a refusal, printed). */
 int report_wait(struct report *rp);
 

@@ -7,6 +7,7 @@
 #include "cgroup.h"
 #include "actions.h"
 #include "adopt.h"
+#include "exec-scope.h"
 #include "control.h"
 #include "daemon.h"
 #include "macro.h"
@@ -188,6 +189,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			 * attribute them before its cgroup is forgotten. */
 			proc_events_drain(d);
 			syscall_events_drain(d);
+			exec_scope_end(d, wop.ev.sandbox, wop.ev.step);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
 		}
 	}
@@ -229,6 +231,7 @@ static const struct {
 	{ "stats", op_stats },
 	{ "register", op_register },
 	{ "watch", adopt_op_watch },
+	{ "exec-scope", exec_scope_op },
 	{ "freeze", action_op },
 	{ "thaw", action_op },
 	{ "kill", action_op },

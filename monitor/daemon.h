@@ -72,6 +72,7 @@ struct daemon {
 	/* The detectors (monitor/verdicts.c). */
 	struct hashmap *detect;	     /* sandbox name -> its detectors */
 	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
+	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
 	struct detect_config detect_cfg;
 	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
 	size_t n_pending_verdicts;

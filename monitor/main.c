@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include "adopt.h"
+#include "exec-scope.h"
+#include "hashmap.h"
 #include "cgroup-stats.h"
 #include "daemon.h"
 #include "proc-events.h"
@@ -434,6 +436,8 @@ int main(int argc, char **argv)
 	adopt_scan(&d);
 	if (start_servers(&d) < 0)
 		return 1;
+	if ((r = hashmap_new(&d.exec_scopes)) < 0)
+		return log_errno(r, "exec scopes"), 1;
 	if ((r = proc_events_start(&d)) < 0)
 		log_errno(r, "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
@@ -462,6 +466,7 @@ int main(int argc, char **argv)
 	r = loop_run(d.loop);
 
 	syscall_events_stop(&d);
+	exec_scope_stop(&d);
 	proc_events_stop(&d);
 	seccomp_events_stop(&d);
 	nflog_events_stop(&d);

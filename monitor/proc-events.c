@@ -256,11 +256,14 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
 	if (e->kind == PROC_TRACE_EXEC) {
 		/* Path and argv are the tool's bytes: jansson escapes them. */
-		r = writer_submit_event(
-			d->writer, &op,
-			json_pack("{s:s%, s:o, s:I}", "path", e->path,
-				  strnlen(e->path, sizeof(e->path)), "argv", argv_json(e), "cgroup_id",
-				  (json_int_t)e->cgroup_id));
+		json_t *f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
+				      strnlen(e->path, sizeof(e->path)), "argv", argv_json(e),
+				      "cgroup_id", (json_int_t)e->cgroup_id);
+
+		/* Outside its step's scope: SIGKILL in the kernel, before it ran. */
+		if (f && (e->flags & PROC_TRACE_F_KILLED))
+			json_object_set_new(f, "killed_in_kernel", json_true());
+		r = writer_submit_event(d->writer, &op, f);
 	} else {
 		int n = small_fields(e, small, sizeof(small));
 

@@ -122,6 +122,13 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 	return sd;
 }
 
+struct detect_state *verdicts_detectors(struct daemon *d, const struct store_sandbox *sb)
+{
+	struct sandbox_detect *sd = d->detect ? detectors_of(d, sb) : NULL;
+
+	return sd ? sd->st : NULL;
+}
+
 /* The writer's observer: every event, before it is queued. Verdicts wait for after(). */
 static int observe(const struct event *ev, void *data)
 {

@@ -9,13 +9,18 @@
 #define FB_VERDICTS_H
 
 struct daemon;
+struct detect_state;
 struct store;
+struct store_sandbox;
 
 /* Reads the largest detection and incident ids (before the writer owns the store); 0 or -errno. */
 int verdicts_init(struct daemon *d, struct store *s);
 
 /* Hooks the detectors to the writer: from now on every queued event is looked at. */
 void verdicts_start(struct daemon *d);
+
+/* The sandbox's detectors (made on first use, with its policy), or NULL. */
+struct detect_state *verdicts_detectors(struct daemon *d, const struct store_sandbox *sb);
 
 /* Forgets a sandbox's detectors (destroyed, unwatched). */
 void verdicts_forget(struct daemon *d, const char *sandbox);

@@ -2,7 +2,9 @@
 # The detectors on honest work and on the lesson's behaviour, in the test world with the example
 # policy: a real pytest run (with a child python), git status in the git tool, ls in
 # shell_readonly and a download from the allowed registry by install_deps get no verdict; a test
-# that runs git inside run_tests (outside its declared children) gets the sandbox frozen.
+# that runs a program inside run_tests outside its declared children (touch, then git) has the
+# exec killed in the kernel before the program runs (its marker file never appears), and the
+# sandbox frozen by the verdict.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 world_up
@@ -38,7 +40,7 @@ check "install_deps downloads from the allowed registry" \
 sleep 0.5
 assert_eq "$(verdicts)" "0" "a download from the allowed registry gets no verdict"
 
-printf 'import subprocess\n\ndef test_sneaky():\n    subprocess.run(["/usr/bin/git", "status"])\n    import time\n    time.sleep(30)\n' >"$T/test_sneaky.py"
+printf 'import subprocess, time\n\ndef test_sneaky():\n    subprocess.run(["/usr/bin/touch", "/workspace/marker"])\n    subprocess.run(["/usr/bin/git", "status"])\n    time.sleep(30)\n' >"$T/test_sneaky.py"
 "$FB" exec hb1 --tool edit_file --step 5 -- tee test_sneaky.py <"$T/test_sneaky.py" >/dev/null || fail "edit_file"
 "$FB" exec hb1 --tool run_tests --step 6 -- python3 -m pytest -q test_sneaky.py >/dev/null 2>&1 &
 RUN=$!
@@ -48,17 +50,26 @@ for _ in $(seq 300); do
 	sleep 0.01
 done
 grep -qx "frozen 1" "$V2/firebreak/hb1/cgroup.events" || fail "git inside run_tests did not get hb1 frozen"
-ok "git run inside run_tests (outside its children): the sandbox is frozen"
+ok "a program run inside run_tests outside its children: the sandbox is frozen"
+init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pid"])' "$FIREBREAK_RUNTIME_DIR/sandboxes/hb1/state.json")
+[ -d "/proc/$init/root/workspace" ] || fail "cannot see hb1's workspace through its init $init"
+[ -e "/proc/$init/root/workspace/marker" ] && fail "touch ran: the marker exists"
+ok "the out-of-scope touch never ran (no marker in the workspace)"
 "$FB" timeline hb1 --step 6 --json >"$T/tl.jsonl" || fail "timeline"
-python3 - "$T/tl.jsonl" <<'PY' || fail "the verdict"
+python3 - "$T/tl.jsonl" <<'PY' || fail "the kill in the kernel and the verdict"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
+touch = [e for e in ev if e["kind"] == "proc.exec" and e["fields"]["path"] == "/usr/bin/touch"]
+assert touch and touch[0]["fields"].get("killed_in_kernel") is True, touch
+died = [e for e in ev if e["kind"] == "proc.exit" and e["pid"] == touch[0]["pid"]]
+assert died and died[0]["fields"]["signal"] == 9, died
+ok_execs = [e for e in ev if e["kind"] == "proc.exec" and "python3" in e["fields"]["path"]]
+assert ok_execs and not any(e["fields"].get("killed_in_kernel") for e in ok_execs), ok_execs
 v = [e["fields"] for e in ev if e["kind"] == "verdict"]
 assert v and v[0]["rule"] == "behavior.exec-out-of-scope" and v[0]["action"] == "freeze", v
-trig = [e for e in ev if e["id"] == v[0]["event_ids"][0]]
-assert trig and trig[0]["kind"] == "proc.exec" and trig[0]["fields"]["path"] == "/usr/bin/git", trig
+assert v[0]["event_ids"][0] == touch[0]["id"], (v, touch)
 PY
-ok "the verdict names the exec of /usr/bin/git on step 6"
+ok "the exec of /usr/bin/touch was killed in the kernel (SIGKILL, killed_in_kernel); the verdict names it"
 check "kill hb1" "$FB" kill hb1
 wait "$RUN" 2>/dev/null
 check "destroy hb1" "$FB" destroy hb1

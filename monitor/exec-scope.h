@@ -1,0 +1,25 @@
+/*
+ * The in-kernel hard rule for execs: a step whose tool declares "children" is confined to the
+ * files it may execute (the step's approved program, the tool's programs, its children), and the
+ * process tracer kills any other exec in the exec tracepoint, before the new image runs. The
+ * enforcer asks for it (op exec-scope) and waits for the answer before the step's tool starts.
+ */
+#ifndef FB_EXEC_SCOPE_H
+#define FB_EXEC_SCOPE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct daemon;
+struct lineserver;
+
+/* {"op":"exec-scope","sandbox":S,"step":N,"tool":T,"cgroup_id":C,"program":P} */
+void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		   json_t *req);
+
+/* Lifts step's confinement (step.end). */
+void exec_scope_end(struct daemon *d, const char *sandbox, int64_t step);
+
+void exec_scope_stop(struct daemon *d);
+
+#endif
