@@ -26,6 +26,7 @@ static const struct cli_command commands[] = {
 	{ "freeze", "freeze every process of a sandbox (the kill switch, reversible)", cli_action, 0 },
 	{ "thaw", "let a frozen sandbox's processes go on", cli_action, 0 },
 	{ "kill", "kill every process of a sandbox", cli_action, 0 },
+	{ "quarantine", "freeze a sandbox and cut its network at the gate", cli_action, 0 },
 	{ "create", "build a sandbox from a policy", cli_create, 1 },
 	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec, 1 },
 	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy, 1 },

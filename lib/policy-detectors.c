@@ -14,7 +14,7 @@ const char *const policy_detector_rules[] = {
 	NULL,
 };
 
-static const char *const action_names[] = { "record", "alert", "freeze", "kill" };
+static const char *const action_names[] = { "record", "alert", "freeze", "quarantine", "kill" };
 static const char *const severity_names[POLICY_SEVERITIES] = { "low", "medium", "high",
 							       "critical" };
 
@@ -63,7 +63,8 @@ static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_de
 				break;
 		if (!json_is_string(v) || a == ARRAY_SIZE(action_names))
 			return policy_fail(ctx, path, 0,
-					   "an action is \"record\", \"alert\", \"freeze\" or \"kill\"");
+					   "an action is \"record\", \"alert\", \"freeze\", "
+					   "\"quarantine\" or \"kill\"");
 		d->action[sev] = (enum policy_action)a;
 	}
 	return 0;

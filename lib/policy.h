@@ -87,6 +87,7 @@ enum policy_action {
 	POLICY_ACTION_RECORD,	/* stored, nothing else */
 	POLICY_ACTION_ALERT,	/* opens or extends the sandbox's incident */
 	POLICY_ACTION_FREEZE,
+	POLICY_ACTION_QUARANTINE, /* freeze, and drop all of the sandbox's traffic at the gate */
 	POLICY_ACTION_KILL,
 };
 
@@ -105,7 +106,7 @@ struct policy_detectors {
 /* The rule ids the detectors have (a policy may switch them off by name), NULL-terminated. */
 extern const char *const policy_detector_rules[];
 
-/* "record", "alert", "freeze", "kill". */
+/* "record", "alert", "freeze", "quarantine", "kill". */
 const char *policy_action_name(enum policy_action a);
 
 /* A loaded policy: opaque, immutable, owned by whoever loaded it (policy_free). */

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../enforcer/egress.h" /* the gate's netns name */
+#include "../enforcer/netns.h"
 #include "cgroup.h"
 #include "control.h"
 #include "daemon.h"
@@ -14,7 +23,7 @@
 /* How long an action waits for cgroup.events to confirm it (freeze: frozen; kill: empty). */
 #define ACTION_CONFIRM_MS 1000
 
-static const char *const kind_names[_ACTION_MAX] = { "freeze", "thaw", "kill" };
+static const char *const kind_names[_ACTION_MAX] = { "freeze", "thaw", "kill", "quarantine" };
 
 const char *action_kind_name(enum action_kind k)
 {
@@ -24,7 +33,71 @@ const char *action_kind_name(enum action_kind k)
 /* The state a sandbox is in after an action that worked. */
 static const char *state_after(enum action_kind k)
 {
-	return k == ACTION_FREEZE ? "frozen" : k == ACTION_THAW ? "running" : "killed";
+	return k == ACTION_FREEZE || k == ACTION_QUARANTINE ? "frozen"
+	       : k == ACTION_THAW			     ? "running"
+							     : "killed";
+}
+
+/*
+ * The sandbox's link at the gate, "fb-s<k>" (enforcer/egress.h), from the enforcer's state of it;
+ * 0, or -ENOENT (no link: no egress, or an adopted cgroup).
+ */
+static int gate_link(struct daemon *d, const struct store_sandbox *sb, char *buf, size_t size)
+{
+	char path[PATH_MAX + 128];
+	json_t *doc;
+	json_int_t k;
+
+	snprintf(path, sizeof(path), "%s/sandboxes/%s/state.json", d->cfg.runtime_dir, sb->name);
+	doc = json_load_file(path, 0, NULL);
+	k = json_integer_value(json_object_get(doc, "link"));
+	json_decref(doc);
+	if (k <= 0 || k > 99999)
+		return -ENOENT;
+	snprintf(buf, size, "fb-s%u", (unsigned)k);
+	return 0;
+}
+
+/* Takes interface ifname of the gate's namespace down: nothing passes it either way. */
+static int gate_link_down(const char *ifname, int *ret_down)
+{
+	struct ifreq ifr = { 0 };
+	int home, gate, s = -1, r = 0;
+
+	if ((home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if ((gate = open(NETNS_DIR "/" EGRESS_GATE_NETNS, O_RDONLY | O_CLOEXEC)) < 0) {
+		r = -errno;
+		close(home);
+		return r;
+	}
+	/* A socket made in the gate's namespace acts there; only this thread moves, and back. */
+	if (setns(gate, CLONE_NEWNET) == 0) {
+		s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		r = s < 0 ? -errno : 0;
+		if (setns(home, CLONE_NEWNET) < 0) {
+			log_error("cannot return to the host's network namespace: %m");
+			abort();
+		}
+	} else {
+		r = -errno;
+	}
+	close(home);
+	close(gate);
+	if (r < 0)
+		return r;
+	strscpy(ifr.ifr_name, sizeof(ifr.ifr_name), ifname);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		r = -errno;
+	} else {
+		ifr.ifr_flags &= ~IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			r = -errno;
+		else
+			*ret_down = !(ifr.ifr_flags & IFF_UP);
+	}
+	close(s);
+	return r;
 }
 
 /* Does the action: the first thing that happens, nothing but the cgroup write before it. */
@@ -37,6 +110,8 @@ static int act(enum action_kind k, const char *rel)
 		return cgroup_freeze(rel, 0, 0);
 	case ACTION_KILL:
 		return cgroup_kill(rel);
+	case ACTION_QUARANTINE: /* the freeze first; the link at the gate in action_finish */
+		return cgroup_freeze(rel, 1, 0);
 	default:
 		return -EINVAL;
 	}
@@ -48,7 +123,8 @@ static int confirm(enum action_kind k, const char *rel)
 	switch (k) {
 	case ACTION_FREEZE:
 	case ACTION_THAW:
-		return cgroup_freeze(rel, k == ACTION_FREEZE, ACTION_CONFIRM_MS);
+	case ACTION_QUARANTINE:
+		return cgroup_freeze(rel, k != ACTION_THAW, ACTION_CONFIRM_MS);
 	default:
 		return cgroup_wait_empty(rel, ACTION_CONFIRM_MS);
 	}
@@ -123,13 +199,24 @@ int action_finish(struct daemon *d, struct store_sandbox *sb, const struct actio
 	uint64_t t2;
 	int c = 0;
 
+	char ifname[IFNAMSIZ];
+	int down = 0, q = 0;
+
 	if (done->r == 0)
 		c = confirm(rq->kind, sb->cgroup);
+	/* Quarantine: frozen, and nothing of the sandbox passes the gate any more. */
+	if (done->r == 0 && rq->kind == ACTION_QUARANTINE &&
+	    ((q = gate_link(d, sb, ifname, sizeof(ifname))) < 0 ||
+	     (q = gate_link_down(ifname, &down)) < 0))
+		log_warn_errno(q, "sandbox %s: quarantine: its link at the gate", sb->name);
 	t2 = time_mono_ns();
 	if (done->r < 0)
 		snprintf(result, sizeof(result), "failed: %s", strerror(-done->r));
+	else if (q < 0)
+		snprintf(result, sizeof(result), "frozen; gate link: %s", strerror(-q));
 	else
-		strscpy(result, sizeof(result), c == 0 ? "ok" : "unconfirmed");
+		strscpy(result, sizeof(result),
+			c == 0 && (rq->kind != ACTION_QUARANTINE || down) ? "ok" : "unconfirmed");
 	if (done->r == 0) {
 		strcpy(sb->state, state_after(rq->kind));
 		sb->updated_ts = time_now_ns();

@@ -18,6 +18,7 @@ enum action_kind {
 	ACTION_FREEZE,
 	ACTION_THAW,
 	ACTION_KILL,
+	ACTION_QUARANTINE, /* freeze, and take the sandbox's link at the gate down */
 	_ACTION_MAX
 };
 
@@ -30,7 +31,7 @@ struct action_request {
 	int64_t incident_id;	  /* 0: none */
 };
 
-/* "freeze", "thaw", "kill". */
+/* "freeze", "thaw", "kill", "quarantine". */
 const char *action_kind_name(enum action_kind k);
 
 /* What action_act did: its result and when it started and ended (monotonic ns). */
@@ -66,7 +67,7 @@ void action_record(struct daemon *d, const struct store_sandbox *sb,
 		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
 		   int64_t confirm_ns, const char *result, uint64_t token);
 
-/* {"op":"freeze"|"thaw"|"kill","sandbox":NAME[,"reason":TEXT]}: the CLI's kill switch. */
+/* {"op":"freeze"|"thaw"|"kill"|"quarantine","sandbox":NAME[,"reason":TEXT]}: the kill switch. */
 void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 	       json_t *req);
 

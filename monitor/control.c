@@ -235,6 +235,7 @@ static const struct {
 	{ "freeze", action_op },
 	{ "thaw", action_op },
 	{ "kill", action_op },
+	{ "quarantine", action_op },
 	{ "unwatch", adopt_op_unwatch },
 	{ "event", op_event },
 };

@@ -221,7 +221,10 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 		return;
 	/* What the sandbox's policy says this severity does (docs/detectors.md has the defaults). */
 	pa = detect_action(sd->st, v->severity);
-	kind = pa == POLICY_ACTION_KILL ? ACTION_KILL : pa == POLICY_ACTION_FREEZE ? ACTION_FREEZE : -1;
+	kind = pa == POLICY_ACTION_KILL		? ACTION_KILL
+	       : pa == POLICY_ACTION_QUARANTINE ? ACTION_QUARANTINE
+	       : pa == POLICY_ACTION_FREEZE	? ACTION_FREEZE
+						: -1;
 	if (kind >= 0 && d->cfg.detector_actions && sb->cgroup[0] &&
 	    (strcmp(sb->state, "running") == 0 ||
 	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {

@@ -4,7 +4,8 @@
 # shell_readonly and a download from the allowed registry by install_deps get no verdict; a test
 # that runs a program inside run_tests outside its declared children (touch, then git) has the
 # exec killed in the kernel before the program runs (its marker file never appears), and the
-# sandbox frozen by the verdict.
+# sandbox frozen by the verdict. Quarantine: frozen, the link at the gate down, and once thawed
+# the registry it reached before is out of reach.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 world_up
@@ -73,5 +74,22 @@ ok "the exec of /usr/bin/touch was killed in the kernel (SIGKILL, killed_in_kern
 check "kill hb1" "$FB" kill hb1
 wait "$RUN" 2>/dev/null
 check "destroy hb1" "$FB" destroy hb1
+# Quarantine: frozen, and its link at the gate down; thawed, it runs but reaches nothing.
+link=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["link"])' "$FIREBREAK_RUNTIME_DIR/sandboxes/hb2/state.json")
+check "quarantine hb2" "$FB" quarantine hb2 --reason "test: quarantine"
+grep -qx "frozen 1" "$V2/firebreak/hb2/cgroup.events" || fail "quarantined, hb2 is not frozen"
+ip -n firebreak-gate -o link show "fb-s$link" | grep -q "<[^>]*UP[,>]" && fail "quarantined, hb2's link fb-s$link at the gate is still up"
+ok "quarantined: frozen, and its link fb-s$link at the gate is down"
+check "thaw hb2" "$FB" thaw hb2
+printf 'import urllib.request\ntry:\n    urllib.request.urlopen("http://registry.test/simple/", timeout=2)\nexcept OSError:\n    raise SystemExit(7)\n' >"$T/again.py"
+copy_in hb2 "$T/again.py"
+"$FB" exec hb2 --tool install_deps --step 3 -- python3 /workspace/again.py
+assert_eq "$?" "7" "thawed after quarantine, the registry it reached before is unreachable"
+"$FB" timeline hb2 --json | python3 -c '
+import json, sys
+q = [json.loads(l)["fields"] for l in sys.stdin if "\"action.quarantine\"" in l]
+assert len(q) == 1 and q[0]["result"] == "ok" and q[0]["reason"] == "test: quarantine", q
+' || fail "the quarantine is not recorded"
+ok "the quarantine is recorded"
 check "destroy hb2" "$FB" destroy hb2
 stop_daemon

@@ -383,7 +383,8 @@ static void test_detectors_section_and_its_defaults(void **state)
 		     "p.json:1:43: unknown key \"anything\"");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"actions\": {\"high\": "
 		     "\"explode\"}}, " TOOLS "}",
-		     "p.json:1:63: an action is \"record\", \"alert\", \"freeze\" or \"kill\"");
+		     "p.json:1:63: an action is \"record\", \"alert\", \"freeze\", \"quarantine\" "
+		     "or \"kill\"");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"off\": [\"net.nope\"]}, "
 		     TOOLS "}",
 		     "p.json:1:51: \"net.nope\": not a detector rule");
