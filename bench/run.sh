@@ -11,3 +11,4 @@ bash "$ROOT/bench/bench_egress.sh" "${BENCH_EGRESS_MIB:-1024}" "${BENCH_EGRESS_R
 bash "$ROOT/bench/bench_collectors.sh" "${BENCH_COLLECTORS_REPS:-7}"
 bash "$ROOT/bench/bench_pipeline.sh" "${BENCH_PIPELINE_N:-1000000}"
 bash "$ROOT/bench/bench_kill.sh" "${BENCH_KILL_TRIALS:-200}"
+bash "$ROOT/bench/bench_hardrules.sh" "${BENCH_HARDRULES_N:-200}"
