@@ -13,6 +13,7 @@ void detect_config_defaults(struct detect_config *c)
 	c->deny_burst_count = 5;
 	c->deny_burst_window_ns = 10 * NSEC_PER_SEC;
 	c->deny_distinct = 3;
+	c->cpu_window_ns = 10 * NSEC_PER_SEC;
 }
 
 const char *detect_severity_name(enum detect_severity s)
@@ -55,6 +56,7 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 	st->cfg.deny_burst_count = pd->deny_burst_count;
 	st->cfg.deny_burst_window_ns = pd->deny_burst_window_ns;
 	st->cfg.deny_distinct = pd->deny_distinct;
+	st->cfg.cpu_window_ns = pd->cpu_window_ns;
 	memcpy(st->actions, pd->action, sizeof(st->actions));
 	for (; pd->off && pd->off[n_off]; n_off++)
 		;

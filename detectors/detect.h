@@ -44,6 +44,7 @@ struct detect_config {
 	unsigned deny_burst_count;     /* refused or dropped connection attempts ... */
 	int64_t deny_burst_window_ns;  /* ... within this window: a burst */
 	unsigned deny_distinct;	       /* distinct refused destinations within the window: a scan */
+	int64_t cpu_window_ns;	       /* throttled half of such a window or more: saturated */
 };
 
 void detect_config_defaults(struct detect_config *c);

@@ -8,20 +8,28 @@
 #include "detect-internal.h"
 
 /*
- * Syscalls a tool has no use for and an escape needs: namespaces and mounts, kernel modules and
- * kexec, BPF and perf, tracing other processes, keyrings, handles that bypass paths. A seccomp
- * refusal of one means something in the sandbox tried.
+ * Syscalls a tool has no use for and an escape needs, the ones the sandbox's seccomp filter
+ * (enforcer/seccomp.c) refuses for that reason: namespaces and mounts, the kernel (modules,
+ * kexec, BPF, perf, io_uring), other processes, keyrings, handles that bypass paths, the host. A
+ * seccomp refusal of one means something in the sandbox tried.
  */
 static int escape_class(const char *name)
 {
 	static const char *const names[] = {
-		"mount",	   "umount2",	    "pivot_root",	"chroot",	  "unshare",
-		"setns",	   "init_module",   "finit_module",	"delete_module",  "kexec_load",
-		"kexec_file_load", "bpf",	    "perf_event_open",	"ptrace",	  "process_vm_writev",
-		"process_vm_readv", "keyctl",	    "add_key",		"request_key",	  "open_by_handle_at",
-		"name_to_handle_at", "userfaultfd", "fsopen",		"fsmount",	  "move_mount",
-		"open_tree",	   "iopl",	    "ioperm",		"reboot",	  "swapon",
-		"swapoff",	   "acct",
+		/* mounts and namespaces */
+		"mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "fsopen", "fsmount",
+		"fsconfig", "fspick", "move_mount", "open_tree", "mount_setattr",
+		/* the kernel itself */
+		"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf",
+		"perf_event_open", "lookup_dcookie", "userfaultfd", "io_uring_setup", "io_uring_enter",
+		"io_uring_register",
+		/* other processes */
+		"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+		/* keyrings, handles, the hardware, the host */
+		"keyctl", "add_key", "request_key", "open_by_handle_at", "name_to_handle_at", "iopl",
+		"ioperm", "vm86", "vm86old", "reboot", "swapon", "swapoff", "acct", "quotactl",
+		"quotactl_fd", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog",
+		"fanotify_init",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -58,9 +66,40 @@ static int near_cap(struct detect_state *st, const struct event *ev)
 	return 1;
 }
 
+/*
+ * The sandbox held at its CPU cap: throttled for half a window (cpu_window) or more. Once, until
+ * a window throttled less than a quarter of the time. Returns the throttled share in percent, or
+ * -1 if nothing is to be reported.
+ */
+static int cpu_saturated(struct detect_state *st, const struct event *ev)
+{
+	int64_t throttled, span, pct;
+
+	if (!detect_field_int(ev->fields, "cpu_throttled_us", &throttled))
+		return -1;
+	if (!st->cpu_ts || throttled < st->cpu_throttled) {
+		st->cpu_ts = ev->ts;
+		st->cpu_throttled = throttled;
+		return -1;
+	}
+	span = ev->ts - st->cpu_ts;
+	if (span < st->cfg.cpu_window_ns)
+		return -1;
+	pct = (throttled - st->cpu_throttled) * 1000 * 100 / span;
+	st->cpu_ts = ev->ts;
+	st->cpu_throttled = throttled;
+	if (pct < 25)
+		st->cpu_saturated = 0;
+	if (st->cpu_saturated || pct < 50)
+		return -1;
+	st->cpu_saturated = 1;
+	return (int)(pct > 100 ? 100 : pct);
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
+	int pct;
 	char name[64];
 	int64_t by;
 	size_t k = 0;
@@ -92,6 +131,13 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			snprintf(out[k].reason, sizeof(out[k].reason),
 				 "memory at %lld of %lld bytes (%lld%%)", (long long)cur,
 				 (long long)cap, (long long)(cur * 100 / cap));
+			k++;
+		}
+		if ((pct = cpu_saturated(st, ev)) >= 0 && k < max) {
+			detect_verdict_init(&out[k], ev, "resource.cpu-saturated", DETECT_MEDIUM);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "held at its CPU cap: throttled %d%% of the last %lld s", pct,
+				 (long long)(st->cfg.cpu_window_ns / 1000000000));
 			k++;
 		}
 		if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {

@@ -8,7 +8,8 @@
 const char *const policy_detector_rules[] = {
 	"net.metadata",		  "net.deny-burst",	    "net.deny-scan",
 	"tool.network-out-of-scope", "escape.seccomp",	    "resource.oom-kill",
-	"resource.pids-cap",	  "resource.memory-near-cap", "monitor.blind",
+	"resource.pids-cap",	  "resource.memory-near-cap", "resource.cpu-saturated",
+	"monitor.blind",
 	"behavior.exec-out-of-scope",
 	"behavior.interpreter",	  "behavior.fork",	    "behavior.step-outlived",
 	NULL,
@@ -36,6 +37,7 @@ static void set_defaults(struct policy_detectors *d)
 	d->deny_burst_count = 5;
 	d->deny_burst_window_ns = 10 * NSEC_PER_SEC;
 	d->deny_distinct = 3;
+	d->cpu_window_ns = 10 * NSEC_PER_SEC;
 	d->action[0] = POLICY_ACTION_RECORD;
 	d->action[1] = POLICY_ACTION_ALERT;
 	d->action[2] = POLICY_ACTION_FREEZE;
@@ -73,7 +75,8 @@ static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_de
 int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 {
 	static const char *const known[] = { "deny_burst_count", "deny_burst_window",
-					     "deny_distinct", "actions", "off" };
+					     "deny_distinct",	 "cpu_window",
+					     "actions",		 "off" };
 	struct policy *p = ctx->policy;
 	struct policy_detectors *d = &p->detectors;
 	uint64_t count, distinct;
@@ -91,6 +94,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_distinct", 1, 64, &distinct)) < 0 ||
 	    (r = policy_get_duration(ctx, obj, "/detectors", "deny_burst_window", NSEC_PER_SEC / 10,
 				     &d->deny_burst_window_ns)) < 0 ||
+	    (r = policy_get_duration(ctx, obj, "/detectors", "cpu_window", NSEC_PER_SEC / 2,
+				     &d->cpu_window_ns)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, "/detectors", "off", 64, rule_known,
 				    "not a detector rule (docs/detectors.md lists them)",
 				    &p->detectors_off, &n_off)) < 0)

@@ -99,6 +99,7 @@ struct policy_detectors {
 	unsigned deny_burst_count;	/* refused attempts ... */
 	int64_t deny_burst_window_ns;	/* ... within this: a burst (and the scan window) */
 	unsigned deny_distinct;		/* distinct refused destinations within it: a scan */
+	int64_t cpu_window_ns;		/* CPU throttled half of this long or more: saturated */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
 	const char *const *off;		/* rule ids switched off, NULL-terminated */
 };

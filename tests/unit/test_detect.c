@@ -296,7 +296,8 @@ static void test_every_rule_is_known_to_the_policy(void **state)
 	static const char *const emitted[] = {
 		"net.metadata",	      "net.deny-burst",		 "net.deny-scan",
 		"tool.network-out-of-scope", "escape.seccomp",	 "resource.oom-kill",
-		"resource.pids-cap",  "resource.memory-near-cap", "monitor.blind",
+		"resource.pids-cap",  "resource.memory-near-cap", "resource.cpu-saturated",
+		"monitor.blind",
 		"behavior.exec-out-of-scope",
 		"behavior.interpreter", "behavior.fork",	 "behavior.step-outlived",
 	};
@@ -307,6 +308,41 @@ static void test_every_rule_is_known_to_the_policy(void **state)
 	assert_int_equal(n, sizeof(emitted) / sizeof(emitted[0]));
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(policy_detector_rules[i], emitted[i]);
+}
+
+/* Throttled 75% of a 10 s window: saturated, once; a calm window re-arms it. */
+static void test_cpu_saturation_over_a_window(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	struct event ev;
+	char f[128];
+	size_t n = 0;
+	/* (seconds, throttled seconds): busy 0-10 s and 10-20 s, calm 20-30 s, busy 30-40 s */
+	static const int64_t samples[][2] = { { 0, 0 },	 { 5, 4 },   { 10, 8 }, { 20, 16 },
+					       { 30, 17 }, { 40, 25 } };
+	int fired[6] = { 0 };
+
+	event_init(&ev);
+	strcpy(ev.kind, "cgroup.stats");
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		snprintf(f, sizeof(f), "{\"cpu_usage_us\":1,\"cpu_throttled_us\":%lld}",
+			 (long long)samples[i][1] * 1000000);
+		ev.id = (int64_t)i + 1;
+		ev.ts = SEC + samples[i][0] * SEC;
+		ev.fields = f;
+		fired[i] = (int)detect_event(st, &ev, v, 4);
+		if (fired[i])
+			assert_string_equal(v[0].rule, "resource.cpu-saturated");
+		n += (size_t)fired[i];
+	}
+	ev.fields = NULL;
+	/* At 10 s (80% of the first window), not at 20 s (still saturated), again at 40 s. */
+	assert_int_equal(fired[2], 1);
+	assert_int_equal(fired[3], 0);
+	assert_int_equal(fired[5], 1);
+	assert_int_equal(n, 2);
+	detect_state_free(st);
 }
 
 static void test_field_reader(void **state)
@@ -336,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_behavior_rules_judge_by_the_tool_scope),
 		cmocka_unit_test(test_rules_the_policy_switches_off_stay_quiet),
 		cmocka_unit_test(test_every_rule_is_known_to_the_policy),
+		cmocka_unit_test(test_cpu_saturation_over_a_window),
 		cmocka_unit_test(test_field_reader),
 	};
 
