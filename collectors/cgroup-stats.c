@@ -1,9 +1,11 @@
 #include "cgroup-stats.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "cgroup.h"
 #include "event.h"
@@ -18,23 +20,81 @@ struct sample {
 	char rel[sizeof(((struct store_sandbox *)0)->cgroup) + 64];
 	struct cgroup_stats st;
 	uint64_t round;
+	pid_t init_pid; /* a sandbox's own cgroup: its init (0: not looked up, -1: none) */
 };
 
 struct cgroup_collector {
 	struct hashmap *last; /* rel -> struct sample (key inside) */
 	uint64_t round;
+	char runtime_dir[PATH_MAX]; /* where the enforcer keeps each sandbox's state */
 };
 
-int cgroup_collector_new(struct cgroup_collector **ret)
+int cgroup_collector_new(const char *runtime_dir, struct cgroup_collector **ret)
 {
 	struct cgroup_collector *c = calloc(1, sizeof(*c));
 
-	if (!c || hashmap_new(&c->last) < 0) {
+	if (!c || hashmap_new(&c->last) < 0 ||
+	    strscpy(c->runtime_dir, sizeof(c->runtime_dir), runtime_dir) < 0) {
+		if (c)
+			hashmap_free(c->last);
 		free(c);
 		return -ENOMEM;
 	}
 	*ret = c;
 	return 0;
+}
+
+/*
+ * The sandbox's init, whose root shows its /workspace: from the enforcer's state, once, and only
+ * while that pid is still in the sandbox's cgroup (a pid reused by another process is not it).
+ */
+static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s, const struct store_sandbox *sb)
+{
+	char path[PATH_MAX + 128], line[512], want[300];
+	int ok = 0;
+	FILE *f;
+
+	if (s->init_pid == 0) {
+		json_t *doc;
+
+		snprintf(path, sizeof(path), "%s/sandboxes/%s/state.json", c->runtime_dir, sb->name);
+		doc = json_load_file(path, 0, NULL);
+		s->init_pid = (pid_t)json_integer_value(json_object_get(doc, "init_pid"));
+		json_decref(doc);
+		if (s->init_pid <= 0)
+			s->init_pid = -1;
+	}
+	if (s->init_pid < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)s->init_pid);
+	snprintf(want, sizeof(want), "0::/%s\n", sb->cgroup);
+	if ((f = fopen(path, "re"))) {
+		while (!ok && fgets(line, sizeof(line), f))
+			ok = strcmp(line, want) == 0;
+		fclose(f);
+	}
+	if (!ok)
+		s->init_pid = -1; /* gone: not looked up again */
+	return s->init_pid;
+}
+
+/* Adds the workspace's size and use (statvfs through the init's root) to f. */
+static void add_workspace(struct cgroup_collector *c, struct sample *s,
+			  const struct store_sandbox *sb, json_t *f)
+{
+	char path[64];
+	struct statvfs v;
+	pid_t pid = sandbox_init(c, s, sb);
+
+	if (pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/root/workspace", (int)pid);
+	if (statvfs(path, &v) < 0 || v.f_blocks == 0)
+		return;
+	json_object_set_new(f, "workspace_size",
+			    json_integer((json_int_t)((uint64_t)v.f_blocks * v.f_frsize)));
+	json_object_set_new(f, "workspace_used",
+			    json_integer((json_int_t)((uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize)));
 }
 
 void cgroup_collector_free(struct cgroup_collector *c)
@@ -114,6 +174,8 @@ static int sample_one(struct cgroup_collector *c, struct writer *w, const struct
 		writer_op_clear(&op);
 		return -ENOMEM;
 	}
+	if (step == EVENT_STEP_NONE && !registry_adopted(sb))
+		add_workspace(c, s, sb, f);
 	r = writer_submit_event(w, &op, f);
 	return r < 0 ? r : 1;
 }

@@ -13,8 +13,11 @@ struct registry;
 struct writer;
 struct cgroup_collector;
 
-/* Returns a new collector in *ret; 0 or -ENOMEM. */
-int cgroup_collector_new(struct cgroup_collector **ret);
+/*
+ * Returns a new collector in *ret; runtime_dir is where the enforcer keeps its sandboxes' state
+ * (their inits, through whose root a sandbox's workspace use is read). 0 or -ENOMEM.
+ */
+int cgroup_collector_new(const char *runtime_dir, struct cgroup_collector **ret);
 
 /* Frees it; accepts NULL. */
 void cgroup_collector_free(struct cgroup_collector *c);

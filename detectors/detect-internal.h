@@ -50,6 +50,7 @@ struct detect_state {
 	/* Resource counters of the sandbox's cgroup, as last seen. */
 	int64_t oom_kills, pids_max_hits;
 	int memory_near; /* reported near its cap; re-armed below 80% */
+	int workspace_near; /* the same for the workspace */
 	/* CPU: where the current window started (ts, throttled us); saturated was reported. */
 	int64_t cpu_ts, cpu_throttled;
 	int cpu_saturated;

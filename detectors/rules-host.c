@@ -50,19 +50,25 @@ static int rose(const struct event *ev, const char *key, int64_t *last, int64_t 
 	return 1;
 }
 
-/* Memory at 90% of the cap or more, once, until it falls below 80% again. */
-static int near_cap(struct detect_state *st, const struct event *ev)
+/*
+ * A use at 90% of its cap or more (fields use_key and cap_key), once, until it falls below 80%
+ * again (*near remembers). 1 and the two values if it is to be reported.
+ */
+static int near_cap(const struct event *ev, const char *use_key, const char *cap_key, int *near,
+		    int64_t *ret_use, int64_t *ret_cap)
 {
 	int64_t cur, cap;
 
-	if (!detect_field_int(ev->fields, "memory_max", &cap) || cap <= 0 ||
-	    !detect_field_int(ev->fields, "memory_current", &cur))
+	if (!detect_field_int(ev->fields, cap_key, &cap) || cap <= 0 ||
+	    !detect_field_int(ev->fields, use_key, &cur))
 		return 0;
 	if (cur * 10 < cap * 8)
-		st->memory_near = 0;
-	if (st->memory_near || cur * 10 < cap * 9)
+		*near = 0;
+	if (*near || cur * 10 < cap * 9)
 		return 0;
-	st->memory_near = 1;
+	*near = 1;
+	*ret_use = cur;
+	*ret_cap = cap;
 	return 1;
 }
 
@@ -101,7 +107,7 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 {
 	int pct;
 	char name[64];
-	int64_t by;
+	int64_t by, use, cap;
 	size_t k = 0;
 
 	if (max == 0)
@@ -122,15 +128,21 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 				 "%lld process(es) killed at the memory cap", (long long)by);
 			k++;
 		}
-		if (near_cap(st, ev) && k < max) {
-			int64_t cur = 0, cap = 0;
-
-			detect_field_int(ev->fields, "memory_current", &cur);
-			detect_field_int(ev->fields, "memory_max", &cap);
+		if (near_cap(ev, "memory_current", "memory_max", &st->memory_near, &use, &cap) &&
+		    k < max) {
 			detect_verdict_init(&out[k], ev, "resource.memory-near-cap", DETECT_MEDIUM);
 			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "memory at %lld of %lld bytes (%lld%%)", (long long)cur,
-				 (long long)cap, (long long)(cur * 100 / cap));
+				 "memory at %lld of %lld bytes (%lld%%)", (long long)use,
+				 (long long)cap, (long long)(use * 100 / cap));
+			k++;
+		}
+		if (near_cap(ev, "workspace_used", "workspace_size", &st->workspace_near, &use,
+			     &cap) &&
+		    k < max) {
+			detect_verdict_init(&out[k], ev, "resource.workspace-full", DETECT_MEDIUM);
+			snprintf(out[k].reason, sizeof(out[k].reason),
+				 "workspace at %lld of %lld bytes (%lld%%)", (long long)use,
+				 (long long)cap, (long long)(use * 100 / cap));
 			k++;
 		}
 		if ((pct = cpu_saturated(st, ev)) >= 0 && k < max) {

@@ -8,7 +8,8 @@
 const char *const policy_detector_rules[] = {
 	"net.metadata",		  "net.deny-burst",	    "net.deny-scan",
 	"tool.network-out-of-scope", "escape.seccomp",	    "resource.oom-kill",
-	"resource.pids-cap",	  "resource.memory-near-cap", "resource.cpu-saturated",
+	"resource.pids-cap",	  "resource.memory-near-cap", "resource.workspace-full",
+	"resource.cpu-saturated",
 	"monitor.blind",
 	"behavior.exec-out-of-scope",
 	"behavior.interpreter",	  "behavior.fork",	    "behavior.step-outlived",

@@ -204,6 +204,11 @@ static void test_escape_class_seccomp_and_resources(void **state)
 	assert_int_equal(detect_event(st, &ev, v, 4), 1);
 	ev.fields = (char *)"{\"memory_current\":99,\"memory_oom_kill\":1}"; /* no cap: no rule */
 	assert_int_equal(detect_event(st, &ev, v, 4), 0);
+	/* The workspace, likewise. */
+	ev.fields = (char *)"{\"workspace_used\":92,\"workspace_size\":100,\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 1);
+	assert_string_equal(v[0].rule, "resource.workspace-full");
+	assert_int_equal(detect_event(st, &ev, v, 4), 0);
 	ev.fields = NULL;
 	detect_state_free(st);
 }
@@ -296,7 +301,8 @@ static void test_every_rule_is_known_to_the_policy(void **state)
 	static const char *const emitted[] = {
 		"net.metadata",	      "net.deny-burst",		 "net.deny-scan",
 		"tool.network-out-of-scope", "escape.seccomp",	 "resource.oom-kill",
-		"resource.pids-cap",  "resource.memory-near-cap", "resource.cpu-saturated",
+		"resource.pids-cap",  "resource.memory-near-cap", "resource.workspace-full",
+		"resource.cpu-saturated",
 		"monitor.blind",
 		"behavior.exec-out-of-scope",
 		"behavior.interpreter", "behavior.fork",	 "behavior.step-outlived",
