@@ -30,10 +30,12 @@ static int print_one(const struct store_incident *inc, void *data)
 		st.text[0] = '\0';
 	}
 	if (x->json) {
-		json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s}", "id",
+		json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:s, s:s}", "id",
 				      (json_int_t)inc->id, "sandbox", inc->sandbox, "severity",
 				      inc->severity, "state", inc->state, "opened_ts",
 				      (json_int_t)inc->opened_ts, "start_ts", (json_int_t)st.since,
+				      "end_ts",
+				      inc->end_ts ? json_integer((json_int_t)inc->end_ts) : json_null(),
 				      "detections", (json_int_t)inc->detections, "first_verdict",
 				      inc->summary, "story", st.text);
 

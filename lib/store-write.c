@@ -389,3 +389,20 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 	}
 	return 0;
 }
+
+int store_incident_close(struct store *s, int64_t id, int64_t end_ts)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "UPDATE incidents SET end_ts = ?2, state = 'closed' "
+				    "WHERE id = ?1 AND state = 'open'",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare incident close");
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, end_ts);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "close incident");
+}

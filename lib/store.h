@@ -146,6 +146,9 @@ struct store_detection {
  */
 int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident);
 
+/* Closes incident id at end_ts (its sandbox is gone); a closed one stays as it was. */
+int store_incident_close(struct store *s, int64_t id, int64_t end_ts);
+
 /* The largest id of table "events", "detections" or "incidents" (0 if none). */
 int store_max_id(struct store *s, const char *table, int64_t *ret);
 

@@ -160,9 +160,9 @@ static void release(struct daemon *d, struct store_sandbox *sb, const char *stat
 {
 	syscall_events_set(d, sb, 0);
 	proc_events_unwatch(d, sb);
-	verdicts_forget(d, sb->name);
-	strcpy(sb->state, state);
+	strcpy(sb->state, state); /* before its detectors go: its last events find none */
 	sb->updated_ts = time_now_ns();
+	verdicts_forget(d, sb->name);
 	log_info("sandbox %s (adopted cgroup %s): %s", sb->name, sb->cgroup, state);
 	store_event(d, sb, kind, json_pack("{s:s}", "cgroup", sb->cgroup));
 }

@@ -286,10 +286,35 @@ void verdicts_start(struct daemon *d)
 	writer_set_observer(d->writer, observe, after, d);
 }
 
+/* Closes the sandbox's incident: an "incident.closed" event, and its end in the store. */
+static void close_incident(struct daemon *d, const char *sandbox, int64_t id)
+{
+	struct store_sandbox *sb = registry_find(d->registry, sandbox);
+	struct writer_op op;
+
+	if (!sb || id <= 0)
+		return;
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_DETECTOR,
+			  "incident.closed");
+	op.type = WRITER_OP_INCIDENT_CLOSE;
+	op.incident_id = id;
+	writer_submit_event(d->writer, &op,
+			    json_pack("{s:I, s:s}", "incident_id", (json_int_t)id, "reason",
+				      "the sandbox is gone"));
+}
+
 void verdicts_forget(struct daemon *d, const char *sandbox)
 {
 	struct sandbox_detect *sd = d->detect ? hashmap_remove(d->detect, sandbox) : NULL;
+	struct open_incident *o = d->open_incidents ? hashmap_remove(d->open_incidents, sandbox)
+						    : NULL;
 
+	/* Its incident ends with it; one left open in the store by an earlier run, too. */
+	if (sd && sd->incident_id)
+		close_incident(d, sandbox, sd->incident_id);
+	else if (o)
+		close_incident(d, sandbox, o->id);
+	free(o);
 	if (sd) {
 		detect_state_free(sd->st);
 		free(sd);

@@ -94,6 +94,11 @@ static int apply(struct writer *w, struct writer_op *op)
 
 		return r < 0 ? r : store_event_insert(w->store, &op->ev);
 	}
+	case WRITER_OP_INCIDENT_CLOSE: {
+		int r = store_incident_close(w->store, op->incident_id, op->ev.ts);
+
+		return r < 0 ? r : store_event_insert(w->store, &op->ev);
+	}
 	}
 	abort(); /* an op type this writer does not know is a bug in the caller */
 }
@@ -143,7 +148,8 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */
 		else if (((ops[i].type == WRITER_OP_EVENT || ops[i].type == WRITER_OP_ACTION ||
-			   ops[i].type == WRITER_OP_VERDICT) &&
+			   ops[i].type == WRITER_OP_VERDICT ||
+			   ops[i].type == WRITER_OP_INCIDENT_CLOSE) &&
 			  results[i] == 0) ||
 			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
 			events++;
@@ -313,7 +319,8 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	int wake, observed = 0;
 
 	if (op->type == WRITER_OP_EVENT || op->type == WRITER_OP_TRACE ||
-	    op->type == WRITER_OP_ACTION || op->type == WRITER_OP_VERDICT) {
+	    op->type == WRITER_OP_ACTION || op->type == WRITER_OP_VERDICT ||
+	    op->type == WRITER_OP_INCIDENT_CLOSE) {
 		op->ev.id = w->next_event_id++;
 		w->last_event_id = op->ev.id;
 		if (w->observe && !w->stopping)

@@ -22,6 +22,7 @@ enum writer_op_type {
 	WRITER_OP_REPLY,   /* nothing to write: carries msg back in order with the rest */
 	WRITER_OP_ACTION,  /* insert action (owned) and append ev, its event */
 	WRITER_OP_VERDICT, /* insert detection (owned; and open or raise its incident), append ev */
+	WRITER_OP_INCIDENT_CLOSE, /* close incident_id at ev's time, append ev */
 };
 
 struct writer_op {
@@ -33,6 +34,7 @@ struct writer_op {
 	struct store_action *action;
 	struct store_detection *detection;
 	int create_incident; /* WRITER_OP_VERDICT: the detection opens its incident */
+	int64_t incident_id; /* WRITER_OP_INCIDENT_CLOSE */
 	char *msg; /* owned; returned in the completion */
 };
 

@@ -79,6 +79,14 @@ assert_eq "$rows" "2 1" "after a restart the second verdict joins incident 1"
 check "kill dt1" "$FB" kill dt1
 wait "$SOCK" "$SOCK2" 2>/dev/null
 check "destroy dt1" "$FB" destroy dt1
+sleep 0.3
+"$FB" incidents --json | python3 -c '
+import json, sys
+inc = [json.loads(l) for l in sys.stdin]
+assert len(inc) == 1 and inc[0]["sandbox"] == "dt1" and inc[0]["state"] == "closed", inc
+assert inc[0]["detections"] == 2, inc
+' || fail "the incident of the destroyed sandbox is not closed"
+ok "destroyed, dt1's incident is closed"
 
 create_sandbox dt2 "$POLICY"
 copy_in dt2 "$T/escape.py"
