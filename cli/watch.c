@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cgroup.h"
@@ -48,6 +49,27 @@ static int cgroup_relative(const char *arg, char *buf, size_t size)
 	return 0;
 }
 
+/* A control request is one line of at most 64 KiB, JSON-escaped: room for a policy this big. */
+#define WATCH_POLICY_MAX (40 * 1024)
+
+/* The file's bytes, NUL-terminated, in *ret (free it); -EFBIG past WATCH_POLICY_MAX. */
+static int read_text(const char *path, char **ret)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = f ? malloc(WATCH_POLICY_MAX + 1) : NULL;
+	size_t n = buf ? fread(buf, 1, WATCH_POLICY_MAX + 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	if (!buf || n > WATCH_POLICY_MAX || memchr(buf, '\0', n)) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[n] = '\0';
+	*ret = buf;
+	return 0;
+}
+
 int cli_watch(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -58,7 +80,7 @@ int cli_watch(struct cli *cli, int argc, char **argv)
 	};
 	const char *name = NULL, *policy_path = NULL;
 	struct policy *policy = NULL;
-	char rel[256], err[256];
+	char rel[256], err[256], *text = NULL;
 	json_t *req;
 	int c;
 
@@ -76,13 +98,22 @@ int cli_watch(struct cli *cli, int argc, char **argv)
 		return cli_fail("watch", "'%s' is not a valid sandbox name", name);
 	if (cgroup_relative(argv[optind], rel, sizeof(rel)))
 		return 1;
-	/* The one policy loader: a policy that would not load for create is refused here too. */
+	/* The one policy loader: a policy that would not load for create is refused here too.
+	 * Its text goes to the monitor, which keeps it for the cgroup's detectors. */
 	if (policy_path && policy_load(policy_path, &policy, err, sizeof(err)) < 0)
 		return cli_fail("watch", "%s", err);
+	if (policy_path && read_text(policy_path, &text) < 0) {
+		policy_free(policy);
+		return cli_fail("watch", "%s: cannot be sent (at most %d bytes)", policy_path,
+				WATCH_POLICY_MAX);
+	}
 	req = json_pack("{s:s, s:s, s:s}", "op", "watch", "sandbox", name, "cgroup", rel);
-	if (req && policy)
+	if (req && policy) {
 		json_object_set_new(req, "policy_hash", json_string(policy_hash(policy)));
+		json_object_set_new(req, "policy", json_string(text));
+	}
 	policy_free(policy);
+	free(text);
 	return cli_control_simple(cli, "watch", req);
 }
 

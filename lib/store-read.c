@@ -261,3 +261,25 @@ int store_incident_list(struct store *s, int64_t id,
 	sqlite3_finalize(st);
 	return r;
 }
+
+int store_policy_get(struct store *s, const char *hash, char **ret)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, "SELECT text FROM policies WHERE hash = ?1", -1, &st,
+				    NULL);
+	int r = -ENOENT;
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare policy get");
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(st, 0);
+
+		r = t && (*ret = strdup((const char *)t)) ? 0 : -ENOMEM;
+	} else if (rc != SQLITE_DONE) {
+		r = store_error(s, rc, "read policy");
+	}
+	sqlite3_finalize(st);
+	return r;
+}

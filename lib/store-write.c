@@ -406,3 +406,23 @@ int store_incident_close(struct store *s, int64_t id, int64_t end_ts)
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "close incident");
 }
+
+int store_policy_put(struct store *s, const char *hash, const char *name, const char *text,
+		     int64_t ts)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db,
+				    "INSERT OR IGNORE INTO policies (hash, name, text, first_ts) "
+				    "VALUES (?1, ?2, ?3, ?4)",
+				    -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare policy insert");
+	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, ts);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "insert policy");
+}

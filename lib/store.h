@@ -146,6 +146,13 @@ struct store_detection {
  */
 int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident);
 
+/* Keeps a policy's text under its hash (the first text given for a hash stays). */
+int store_policy_put(struct store *s, const char *hash, const char *name, const char *text,
+		     int64_t ts);
+
+/* The text kept under hash, in *ret (free it); -ENOENT if none. */
+int store_policy_get(struct store *s, const char *hash, char **ret);
+
 /* Closes incident id at end_ts (its sandbox is gone); a closed one stays as it was. */
 int store_incident_close(struct store *s, int64_t id, int64_t end_ts);
 

@@ -11,6 +11,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "macro.h"
+#include "policies.h"
 #include "proc-events.h"
 #include "proc-trace.h"
 #include "syscall-events.h"
@@ -95,14 +96,16 @@ static const char *cgroup_refusal(const char *rel, size_t max)
 void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		    json_t *req)
 {
-	const char *op, *name, *rel, *hash = NULL, *why;
+	const char *op, *name, *rel, *hash = NULL, *why, *text = NULL;
 	struct store_sandbox *sb, *other, saved;
+	char text_hash[72], err[256];
 	json_error_t jerr;
 	int created = 0, r;
 	uint64_t cgid = 0;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:s, s?:s}", "op", &op, "sandbox",
-			   &name, "cgroup", &rel, "policy_hash", &hash) < 0)
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:s, s?:s, s?:s}", "op", &op,
+			   "sandbox", &name, "cgroup", &rel, "policy_hash", &hash, "policy",
+			   &text) < 0)
 		return control_refuse(d, ls, token, lineno, jerr.text);
 	/* It reaches outside firebreak/: only root may point the monitor (and its kill switch) at
 	 * another cgroup, not every member of the firebreak group. */
@@ -114,6 +117,15 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 		return control_refuse(d, ls, token, lineno, "policy_hash too long");
 	if ((why = cgroup_refusal(rel, sizeof(saved.cgroup))))
 		return control_refuse(d, ls, token, lineno, why);
+	/* The policy's text, for its detectors: loaded by the one loader, kept by its hash. */
+	if (text) {
+		if (policies_take_text(d, text, strlen(text), text_hash, err, sizeof(err)) < 0)
+			return control_refuse(d, ls, token, lineno, err);
+		if (hash && strcmp(hash, text_hash) != 0)
+			return control_refuse(d, ls, token, lineno,
+					      "policy_hash is not the hash of the policy sent");
+		hash = text_hash;
+	}
 	sb = registry_find(d->registry, name);
 	if (sb && !registry_adopted(sb) && sb->cgroup[0])
 		return control_refuse(d, ls, token, lineno,

@@ -73,6 +73,7 @@ struct daemon {
 	struct hashmap *detect;	     /* sandbox name -> its detectors */
 	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
+	struct hashmap *policies;	/* policy hash -> its text (monitor/policies.c) */
 	struct detect_config detect_cfg;
 	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
 	size_t n_pending_verdicts;

@@ -15,6 +15,7 @@
 #include "adopt.h"
 #include "exec-scope.h"
 #include "hashmap.h"
+#include "policies.h"
 #include "cgroup-stats.h"
 #include "daemon.h"
 #include "proc-events.h"
@@ -414,7 +415,7 @@ int main(int argc, char **argv)
 		store_set_synchronous_full(store, 0);
 	if ((r = registry_new(&d.registry)) < 0 || (r = registry_load(d.registry, store)) < 0)
 		return log_errno(r, "load sandboxes"), 1;
-	if ((r = verdicts_init(&d, store)) < 0)
+	if ((r = verdicts_init(&d, store)) < 0 || (r = policies_init(&d, store)) < 0)
 		return log_errno(r, "detectors"), 1;
 
 	wc.batch_max = d.cfg.batch_max;
@@ -474,6 +475,7 @@ int main(int argc, char **argv)
 	lineserver_free(d.control);
 	verdicts_stop(&d);
 	writer_free(d.writer);
+	policies_stop(&d);
 	registry_free(d.registry);
 	cgroup_collector_free(d.cgroup_stats);
 	loop_free(d.loop);

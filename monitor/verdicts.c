@@ -10,6 +10,7 @@
 #include "detect.h"
 #include "hashmap.h"
 #include "macro.h"
+#include "policies.h"
 #include "policy.h"
 #include "timeutil.h"
 
@@ -68,32 +69,6 @@ int verdicts_init(struct daemon *d, struct store *s)
 	return store_incident_list(s, 0, note_open, d->open_incidents);
 }
 
-/*
- * The policy the detectors judge a sandbox by: the enforcer's copy of it (taken at create, in the
- * root-only state dir), if its hash is the one the sandbox registered with. An adopted cgroup has
- * none here: the rules that need a tool's scope stay quiet for it.
- */
-static struct policy *sandbox_policy(struct daemon *d, const struct store_sandbox *sb)
-{
-	char path[PATH_MAX + 128], err[256];
-	struct policy *p = NULL;
-
-	if (registry_adopted(sb) || !sb->policy_hash[0])
-		return NULL;
-	snprintf(path, sizeof(path), "%s/sandboxes/%s/policy.json", d->cfg.runtime_dir, sb->name);
-	if (policy_load(path, &p, err, sizeof(err)) < 0) {
-		log_warn("sandbox %s: its policy for the detectors: %s", sb->name, err);
-		return NULL;
-	}
-	if (strcmp(policy_hash(p), sb->policy_hash) != 0) {
-		log_warn("sandbox %s: %s is not the policy it registered with; detectors use none",
-			 sb->name, path);
-		policy_free(p);
-		return NULL;
-	}
-	return p;
-}
-
 static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_sandbox *sb)
 {
 	struct sandbox_detect *sd = hashmap_get(d->detect, sb->name);
@@ -111,7 +86,7 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 			sd->incident_id = o->id;
 		free(o);
 	}
-	p = sandbox_policy(d, sb);
+	p = policies_for(d, sb); /* NULL: the rules that need a tool's scope stay quiet */
 	if (detect_state_new(p, &d->detect_cfg, &sd->st) < 0 ||
 	    hashmap_put(d->detect, sd->name, sd) < 0) {
 		detect_state_free(sd->st);

@@ -51,6 +51,9 @@ void writer_op_clear(struct writer_op *op)
 	free(op->sandbox);
 	free(op->action);
 	free(op->detection);
+	if (op->policy)
+		free(op->policy->text);
+	free(op->policy);
 	free(op->msg);
 	memset(op, 0, sizeof(*op));
 }
@@ -94,6 +97,9 @@ static int apply(struct writer *w, struct writer_op *op)
 
 		return r < 0 ? r : store_event_insert(w->store, &op->ev);
 	}
+	case WRITER_OP_POLICY:
+		return store_policy_put(w->store, op->policy->hash, op->policy->name,
+					op->policy->text, op->policy->ts);
 	case WRITER_OP_INCIDENT_CLOSE: {
 		int r = store_incident_close(w->store, op->incident_id, op->ev.ts);
 

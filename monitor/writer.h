@@ -23,6 +23,15 @@ enum writer_op_type {
 	WRITER_OP_ACTION,  /* insert action (owned) and append ev, its event */
 	WRITER_OP_VERDICT, /* insert detection (owned; and open or raise its incident), append ev */
 	WRITER_OP_INCIDENT_CLOSE, /* close incident_id at ev's time, append ev */
+	WRITER_OP_POLICY,  /* keep policy (owned): its text under its hash */
+};
+
+/* A policy's text for the store (WRITER_OP_POLICY). */
+struct writer_policy {
+	char hash[72];
+	char name[64];
+	char *text; /* owned */
+	int64_t ts;
 };
 
 struct writer_op {
@@ -35,6 +44,7 @@ struct writer_op {
 	struct store_detection *detection;
 	int create_incident; /* WRITER_OP_VERDICT: the detection opens its incident */
 	int64_t incident_id; /* WRITER_OP_INCIDENT_CLOSE */
+	struct writer_policy *policy;
 	char *msg; /* owned; returned in the completion */
 };
 

@@ -77,6 +77,7 @@ ok "--db wins over the config file"
 stop_daemon
 
 # A store of a newer schema is refused with a clear message, and left as it was.
+version=$(sqlite3 "$FIREBREAK_DB" "PRAGMA user_version")
 sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = 99"
 "$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" >"$T/newer.log" 2>&1
 assert_eq "$?" "1" "a newer store stops firebreakd"
@@ -86,7 +87,7 @@ assert_eq "$(sqlite3 "$FIREBREAK_DB" "PRAGMA user_version")" "99" "the newer sto
 ok "the CLI refuses a newer store too"
 
 # The daemon mode (no --foreground) detaches and still answers, and SIGTERM ends it.
-sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = 2"
+sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = $version"
 "$FBD" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" || fail "daemon mode start"
 pid=$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")
 FB_PIDS="$FB_PIDS $pid"

@@ -106,6 +106,8 @@ st = [e for e in ev if e["kind"] == "cgroup.stats"]
 assert st and all(e["fields"]["cgroup"] == "'"$CG"'" for e in st), st
 ' "the adoption is an event with its cgroup and policy hash; the cgroup's stats are sampled"
 "$FB" ps | grep -w ad1 | grep -qw running || fail "ps does not show ad1 running: $("$FB" ps)"
+kept=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) FROM policies p JOIN sandboxes s ON s.policy_hash = p.hash WHERE s.name = 'ad1' AND p.text = CAST(readfile('$FB_ROOT/tests/policies/attack.json') AS TEXT)")
+assert_eq "$kept" "1" "the policy sent with watch is kept in the store, byte for byte, under its hash"
 ok "ps shows ad1 running"
 
 kill -KILL "$DAEMON_PID"

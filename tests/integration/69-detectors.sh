@@ -66,6 +66,8 @@ assert json.loads(det[0]["event_ids"]) == f["event_ids"] and det[0]["linked"] ==
 assert det[0]["incident_id"] == f["incident_id"] and det[0]["isev"] == "high", det
 PY
 ok "the verdict names the socket event, is a detections row in a high incident that keeps it; the freeze is recorded with its latency"
+kept=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) FROM policies p JOIN detections d ON d.policy_hash = p.hash WHERE p.text = CAST(readfile('$POLICY') AS TEXT)")
+assert_eq "$kept" "1" "the policy the verdict names is kept in the store, byte for byte"
 # A restarted monitor keeps adding the sandbox's verdicts to its open incident.
 stop_daemon
 start_daemon

@@ -257,7 +257,7 @@ static void test_open_creates_schema_at_latest_version(void **state)
 	char buf[32];
 	sqlite3 *db;
 
-	assert_int_equal(store_latest_version(), 2);
+	assert_int_equal(store_latest_version(), 3);
 	assert_int_equal(store_version(s), store_latest_version());
 	db = raw_open(path);
 	assert_string_equal(raw_text(db, "PRAGMA journal_mode", buf, sizeof(buf)), "wal");
@@ -271,6 +271,7 @@ static void test_open_creates_schema_at_latest_version(void **state)
 	assert_true(table_exists(db, "step_spans"));
 	assert_true(table_exists(db, "incidents"));
 	assert_true(table_exists(db, "incident_events"));
+	assert_true(table_exists(db, "policies"));
 	sqlite3_close(db);
 	/* What sandboxes did is for root and the firebreak group only. */
 	assert_int_equal(stat(path, &st), 0);
@@ -285,6 +286,21 @@ static void test_open_creates_schema_at_latest_version(void **state)
 	assert_int_equal(store_version(s), store_latest_version());
 	store_close(s);
 	store_close(NULL);
+}
+
+/* A policy is kept once, by its hash, exactly as given; asking for an unknown hash is -ENOENT. */
+static void test_policies_kept_by_hash(void **state)
+{
+	struct store *s = open_new("policies");
+	char *text = NULL;
+
+	assert_int_equal(store_policy_put(s, "sha256:aa", "p", "{\"version\": 1}", 7), 0);
+	assert_int_equal(store_policy_put(s, "sha256:aa", "p", "{\"other\": 1}", 8), 0);
+	assert_int_equal(store_policy_get(s, "sha256:aa", &text), 0);
+	assert_string_equal(text, "{\"version\": 1}");
+	free(text);
+	assert_int_equal(store_policy_get(s, "sha256:bb", &text), -ENOENT);
+	store_close(s);
 }
 
 static void test_migration_from_version_1_keeps_data_and_adds_incidents(void **state)
@@ -1236,6 +1252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_creates_schema_at_latest_version),
+		cmocka_unit_test(test_policies_kept_by_hash),
 		cmocka_unit_test(test_migration_from_version_1_keeps_data_and_adds_incidents),
 		cmocka_unit_test(test_newer_schema_is_refused_in_both_modes),
 		cmocka_unit_test(test_foreign_sqlite_file_is_refused_and_left_unmodified),
