@@ -264,6 +264,14 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 		return log_error("firebreak exec: sandbox %s is dead (its init is gone); destroy it",
 				 req->name),
 		       -ESRCH;
+	/* Frozen by the monitor (a verdict, an operator, its watchdog): a new call would freeze
+	 * too, and its caller wait for ever. Say so instead. */
+	snprintf(sbrel, sizeof(sbrel), CGROUP_ROOT_NAME "/%s", req->name);
+	if (cgroup_frozen(sbrel) == 1)
+		return log_error("firebreak exec: sandbox %s is frozen (see firebreak timeline %s); "
+				 "nothing runs in it until it is thawed",
+				 req->name, req->name),
+		       -EAGAIN;
 	state_path(cfg, req->name, "policy.json", path, sizeof(path));
 	if ((r = state_path_trusted(path)) < 0 || (r = sandbox_load_policy(path, &policy, &lim)) < 0)
 		return r;

@@ -34,6 +34,11 @@ sleep 0.5
 [ "$(usage)" -le "$((u1 + 2000))" ] || fail "frozen, the tool call still ran ($u1 -> $(usage) usec)"
 ok "frozen, the busy tool call used no CPU for 0.5 s"
 "$FB" ps | grep -w ks1 | grep -qw frozen || fail "ps does not say frozen"
+out=$(timeout 5 "$FB" exec ks1 --tool attack --step 4 -- python3 /workspace/spin.py 2>&1)
+rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && echo "$out" | grep -q "is frozen" ||
+	fail "a tool call into the frozen sandbox: exit $rc, $out"
+ok "a tool call into a frozen sandbox is refused at once, not left hanging"
 
 check "thaw" "$FB" thaw ks1
 assert_eq "$(frozen)" "0" "cgroup.events says thawed"
