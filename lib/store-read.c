@@ -283,3 +283,71 @@ int store_policy_get(struct store *s, const char *hash, char **ret)
 	sqlite3_finalize(st);
 	return r;
 }
+
+int store_open_steps(struct store *s, int64_t sandbox_id,
+		     int (*cb)(int64_t step, const char *tool, const char *fields, void *data),
+		     void *data)
+{
+	/* Starts and ends of the enforcer's steps, in one pass over the sandbox's events. */
+	static const char sql[] =
+		"SELECT step, tool, fields, kind FROM events INDEXED BY events_by_sandbox_ts "
+		"WHERE sandbox_id = ?1 AND source = 'enforcer' AND kind IN ('step.start', 'step.end') "
+		"AND step IS NOT NULL ORDER BY ts, id";
+	struct open {
+		int64_t step;
+		char *tool, *fields;
+	} *v = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare open steps");
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t step = sqlite3_column_int64(st, 0);
+		const char *kind = (const char *)sqlite3_column_text(st, 3);
+		size_t i;
+
+		for (i = 0; i < n && v[i].step != step; i++)
+			;
+		if (i < n) { /* a start seen before: this one ends it, or restarts it */
+			free(v[i].tool);
+			free(v[i].fields);
+			v[i] = v[--n];
+		}
+		if (strcmp(kind, "step.start") != 0)
+			continue;
+		if (n == cap) {
+			struct open *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[n].step = step;
+		v[n].tool = strdup((const char *)sqlite3_column_text(st, 1) ?: "");
+		v[n].fields = strdup((const char *)sqlite3_column_text(st, 2) ?: "{}");
+		if (!v[n].tool || !v[n].fields) {
+			free(v[n].tool);
+			free(v[n].fields);
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = store_error(s, rc, "open steps");
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n; i++) {
+		if (r == 0)
+			r = cb(v[i].step, v[i].tool, v[i].fields, data);
+		free(v[i].tool);
+		free(v[i].fields);
+	}
+	free(v);
+	return r;
+}

@@ -146,6 +146,14 @@ struct store_detection {
  */
 int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident);
 
+/*
+ * Calls cb with each step of sandbox sandbox_id that the enforcer started (step.start) and did
+ * not end (no step.end): its step, tool and the start's fields (JSON text). Stops at cb's non-zero.
+ */
+int store_open_steps(struct store *s, int64_t sandbox_id,
+		     int (*cb)(int64_t step, const char *tool, const char *fields, void *data),
+		     void *data);
+
 /* Keeps a policy's text under its hash (the first text given for a hash stays). */
 int store_policy_put(struct store *s, const char *hash, const char *name, const char *text,
 		     int64_t ts);

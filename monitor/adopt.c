@@ -9,6 +9,7 @@
 
 #include "cgroup.h"
 #include "control.h"
+#include "exec-scope.h"
 #include "daemon.h"
 #include "macro.h"
 #include "policies.h"
@@ -288,4 +289,95 @@ int adopt_scan(struct daemon *d)
 	}
 	cgroup_list_children(CGROUP_ROOT_NAME, scan_one, &x);
 	return x.changed;
+}
+
+/* A step found running at start-up, to be confined again once the tracer runs. */
+struct resumed_step {
+	char sandbox[FB_NAME_MAX + 1];
+	int64_t step;
+	char tool[FB_TOOL_MAX + 1];
+	uint64_t cgid;
+	char program[256];
+};
+
+struct load_ctx {
+	struct daemon *d;
+	const struct store_sandbox *sb;
+};
+
+static int load_step(int64_t step, const char *tool, const char *fields, void *data)
+{
+	struct load_ctx *x = data;
+	struct daemon *d = x->d;
+	json_t *f = json_loads(fields, 0, NULL);
+	const char *rel = json_string_value(json_object_get(f, "cgroup"));
+	const char *program = json_string_value(json_object_get(f, "program"));
+	uint64_t want = (uint64_t)json_integer_value(json_object_get(f, "cgroup_id")), cgid = 0;
+	struct resumed_step *v;
+
+	/* Still there, and the same cgroup (not a step number reused after a restart of ours). */
+	if (!rel || !want || cgroup_id(rel, &cgid) < 0 || cgid != want) {
+		json_decref(f);
+		return 0;
+	}
+	registry_step_start(d->registry, x->sb->name, step, tool, cgid);
+	v = realloc(d->resumed_steps, (d->n_resumed_steps + 1) * sizeof(*v));
+	if (v) {
+		d->resumed_steps = v;
+		v = &v[d->n_resumed_steps++];
+		memset(v, 0, sizeof(*v));
+		strscpy(v->sandbox, sizeof(v->sandbox), x->sb->name);
+		v->step = step;
+		strscpy(v->tool, sizeof(v->tool), tool);
+		v->cgid = cgid;
+		if (program)
+			strscpy(v->program, sizeof(v->program), program);
+	}
+	json_decref(f);
+	return 0;
+}
+
+int adopt_load_steps(struct daemon *d, struct store *s)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int r;
+
+	while ((sb = registry_next(d->registry, &pos))) {
+		struct load_ctx x = { d, sb };
+
+		if (!registry_live(sb) || registry_adopted(sb))
+			continue;
+		if ((r = store_open_steps(s, sb->id, load_step, &x)) < 0)
+			return r;
+	}
+	if (d->n_resumed_steps)
+		log_info("%zu steps found still running; their tools are known again",
+			 d->n_resumed_steps);
+	return 0;
+}
+
+void adopt_resume_steps(struct daemon *d)
+{
+	struct resumed_step *v = d->resumed_steps;
+
+	for (size_t i = 0; i < d->n_resumed_steps; i++) {
+		struct store_sandbox *sb = registry_find(d->registry, v[i].sandbox);
+		size_t files = 0;
+		int r;
+
+		if (!sb || !registry_live(sb))
+			continue;
+		r = exec_scope_confine(d, sb, v[i].step, v[i].tool, v[i].cgid,
+				       v[i].program[0] ? v[i].program : NULL, &files);
+		if (r > 0)
+			log_info("sandbox %s step %lld: its execs are confined again (%zu files)",
+				 sb->name, (long long)v[i].step, files);
+		else if (r < 0)
+			log_warn_errno(r, "sandbox %s step %lld: its exec scope could not be restored",
+				       sb->name, (long long)v[i].step);
+	}
+	free(d->resumed_steps);
+	d->resumed_steps = NULL;
+	d->n_resumed_steps = 0;
 }

@@ -30,4 +30,17 @@ void adopt_reap(struct daemon *d);
  */
 int adopt_scan(struct daemon *d);
 
+struct store;
+
+/*
+ * At start-up, before the writer owns the store: the enforcer's steps still running (a
+ * step.start, no step.end, the step's cgroup still there with the same id) are known again, with
+ * their tools, so their events keep their step and tool. 0 or -errno.
+ */
+int adopt_load_steps(struct daemon *d, struct store *s);
+
+/* Once the process tracer runs: the steps loaded above are confined again where their tool
+ * declares children (a restart must not lift the in-kernel exec rule). */
+void adopt_resume_steps(struct daemon *d);
+
 #endif

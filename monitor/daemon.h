@@ -25,6 +25,7 @@ struct trace_counters {
 
 struct cgroup_collector;
 struct proc_tracer;
+struct resumed_step;
 
 /* The process records' last attribution (monitor/proc-events.c), valid while gen is current. */
 struct proc_attr_cache {
@@ -74,6 +75,8 @@ struct daemon {
 	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
 	struct hashmap *policies;	/* policy hash -> its text (monitor/policies.c) */
+	struct resumed_step *resumed_steps; /* found running at start-up (monitor/adopt.c) */
+	size_t n_resumed_steps;
 	struct detect_config detect_cfg;
 	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
 	size_t n_pending_verdicts;

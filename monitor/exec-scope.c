@@ -63,35 +63,26 @@ static void lift(struct daemon *d, struct confined *c)
 	free(c);
 }
 
-void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		   json_t *req)
+int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t step,
+		       const char *tool, uint64_t cgid, const char *program, size_t *ret_files)
 {
-	const char *op, *name, *tool, *program;
 	char *const *programs, *const *children;
 	size_t n_programs, n_children;
 	struct detect_state *st;
-	struct store_sandbox *sb;
 	struct confined *c;
-	json_int_t step, cgid;
-	json_error_t jerr;
 	int r = 0;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:s, s:I, s:s}", "op", &op,
-			   "sandbox", &name, "step", &step, "tool", &tool, "cgroup_id", &cgid,
-			   "program", &program) < 0)
-		return control_refuse(d, ls, token, lineno, jerr.text);
-	if (!(sb = registry_find(d->registry, name)) || !registry_live(sb))
-		return control_refuse(d, ls, token, lineno, "unknown or stopped sandbox");
 	if (!d->proc_tracer)
-		return control_refuse(d, ls, token, lineno, "the process tracer is not running");
+		return -ENOTCONN;
 	st = verdicts_detectors(d, sb);
 	if (!st || !detect_tool_scope(st, tool, &programs, &n_programs, &children, &n_children))
-		return control_reply_json(ls, token, json_pack("{s:b, s:b}", "ok", 1, "confined", 0));
+		return 0;
 	if (!(c = calloc(1, sizeof(*c))))
-		return control_refuse(d, ls, token, lineno, "out of memory");
-	snprintf(c->key, sizeof(c->key), "%s/%lld", name, (long long)step);
-	c->cgid = (uint64_t)cgid;
-	add_file(c, program);
+		return -ENOMEM;
+	snprintf(c->key, sizeof(c->key), "%s/%lld", sb->name, (long long)step);
+	c->cgid = cgid;
+	if (program)
+		add_file(c, program);
 	for (size_t i = 0; i < n_programs; i++)
 		add_file(c, programs[i]);
 	for (size_t i = 0; i < n_children; i++)
@@ -102,16 +93,43 @@ void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint
 	if (r == 0)
 		r = proc_tracer_scope(d->proc_tracer, c->cgid, 1);
 	if (r == 0) {
-		exec_scope_end(d, name, step); /* a step number reused: the old scope goes */
+		exec_scope_end(d, sb->name, step); /* a step number reused: the old scope goes */
 		r = hashmap_put(d->exec_scopes, c->key, c);
 	}
 	if (r < 0) {
 		lift(d, c);
-		return control_refuse(d, ls, token, lineno, "the exec scope could not be set");
+		return r;
 	}
+	*ret_files = c->n;
+	return 1;
+}
+
+void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		   json_t *req)
+{
+	const char *op, *name, *tool, *program;
+	struct store_sandbox *sb;
+	json_int_t step, cgid;
+	json_error_t jerr;
+	size_t files = 0;
+	int r;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:s, s:I, s:s}", "op", &op,
+			   "sandbox", &name, "step", &step, "tool", &tool, "cgroup_id", &cgid,
+			   "program", &program) < 0)
+		return control_refuse(d, ls, token, lineno, jerr.text);
+	if (!(sb = registry_find(d->registry, name)) || !registry_live(sb))
+		return control_refuse(d, ls, token, lineno, "unknown or stopped sandbox");
+	r = exec_scope_confine(d, sb, step, tool, (uint64_t)cgid, program, &files);
+	if (r == -ENOTCONN)
+		return control_refuse(d, ls, token, lineno, "the process tracer is not running");
+	if (r < 0)
+		return control_refuse(d, ls, token, lineno, "the exec scope could not be set");
+	if (r == 0)
+		return control_reply_json(ls, token, json_pack("{s:b, s:b}", "ok", 1, "confined", 0));
 	control_reply_json(ls, token,
 			   json_pack("{s:b, s:b, s:I}", "ok", 1, "confined", 1, "files",
-				     (json_int_t)c->n));
+				     (json_int_t)files));
 }
 
 void exec_scope_end(struct daemon *d, const char *sandbox, int64_t step)

@@ -17,6 +17,15 @@ struct lineserver;
 void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		   json_t *req);
 
+struct store_sandbox;
+
+/*
+ * Confines step of sb (cgroup id cgid) if its tool declares children: 1 (and *ret_files), 0 if the
+ * tool is not confined, -ENOTCONN without a process tracer, or -errno.
+ */
+int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t step,
+		       const char *tool, uint64_t cgid, const char *program, size_t *ret_files);
+
 /* Lifts step's confinement (step.end). */
 void exec_scope_end(struct daemon *d, const char *sandbox, int64_t step);
 

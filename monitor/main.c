@@ -417,6 +417,8 @@ int main(int argc, char **argv)
 		return log_errno(r, "load sandboxes"), 1;
 	if ((r = verdicts_init(&d, store)) < 0 || (r = policies_init(&d, store)) < 0)
 		return log_errno(r, "detectors"), 1;
+	if ((r = adopt_load_steps(&d, store)) < 0)
+		return log_errno(r, "running steps"), 1;
 
 	wc.batch_max = d.cfg.batch_max;
 	wc.queue_max = d.cfg.queue_max;
@@ -443,6 +445,8 @@ int main(int argc, char **argv)
 		log_errno(r, "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
 		return log_errno(r, "process tracer timer"), 1;
+	else
+		adopt_resume_steps(&d); /* the steps still running are confined again */
 	/* Fail closed from here on: a watchdog freezes what we watch if we die or hang. */
 	if ((r = watchdog_start(&d)) < 0 ||
 	    (r = loop_add_timer(d.loop, 250 * NSEC_PER_MSEC, on_watchdog_tick, &d)) < 0)
@@ -474,6 +478,7 @@ int main(int argc, char **argv)
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
 	verdicts_stop(&d);
+	free(d.resumed_steps); /* if the tracer never started */
 	writer_free(d.writer);
 	policies_stop(&d);
 	registry_free(d.registry);
