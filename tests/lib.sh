@@ -88,6 +88,16 @@ detectors_record_only() {
 	printf 'detector_actions = off\n' >>"$FB_CONF"
 }
 
+# wait_event SANDBOX KIND: waits up to 2 s for an event of KIND in the sandbox's timeline (what
+# the monitor acted on is stored right after it acted: a test that saw the act waits for its record).
+wait_event() {
+	for _ in $(seq 100); do
+		"$FB" timeline "$1" --json | grep -q "\"kind\":\"$2\"" && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"

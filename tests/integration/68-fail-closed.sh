@@ -41,6 +41,7 @@ ok "the tool call is stopped"
 
 start_daemon
 wait_frozen 0 "a restarted firebreakd thawed it"
+wait_event fc1 action.thaw || fail "the thaw was not recorded"
 "$FB" timeline fc1 --json >"$T/tl.jsonl" || fail "timeline"
 python3 - "$T/tl.jsonl" <<'PY' || fail "the outage on the timeline"
 import json, sys
@@ -57,6 +58,10 @@ kill -STOP "$DAEMON_PID"
 wait_frozen 1 "firebreakd hung: its watchdog froze the sandbox within 2 s"
 kill -CONT "$DAEMON_PID"
 wait_frozen 0 "firebreakd continued: it noticed, recovered and thawed the sandbox"
+for _ in $(seq 100); do
+	[ "$("$FB" timeline fc1 --json | grep -c '"kind":"monitor.outage"')" = 2 ] && break
+	sleep 0.02
+done
 "$FB" timeline fc1 --json | grep -c '"kind":"monitor.outage"' | grep -qx 2 || fail "the second outage is not on the timeline"
 ok "the hang is the second outage on the timeline"
 

@@ -43,6 +43,8 @@ SOCK=$!
 FB_PIDS="$FB_PIDS $SOCK"
 wait_state dt1 frozen 1 || fail "a no-egress tool's internet socket did not get dt1 frozen"
 ok "a tool without egress made an internet socket: the sandbox is frozen"
+# The freeze comes first; the verdict and the action are stored right after.
+wait_event dt1 action.freeze || fail "the freeze was not recorded"
 "$FB" timeline dt1 --json >"$T/tl.jsonl" || fail "timeline"
 sqlite3 -readonly -json "$FIREBREAK_DB" "SELECT d.id, d.rule, d.severity, d.event_ids, d.incident_id, i.severity AS isev, (SELECT count(*) FROM incident_events e WHERE e.incident_id = i.id) AS linked FROM detections d JOIN incidents i ON i.id = d.incident_id" >"$T/det.json" || fail "detections"
 python3 - "$T/tl.jsonl" "$T/det.json" <<'PY' || fail "the freeze's verdict and action"
@@ -76,7 +78,12 @@ check "thaw dt1" "$FB" thaw dt1
 SOCK2=$!
 FB_PIDS="$FB_PIDS $SOCK2"
 wait_state dt1 frozen 1 || fail "the second socket did not get dt1 frozen"
-rows=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) || ' ' || group_concat(DISTINCT incident_id) FROM detections")
+# The freeze comes first; the verdict's row follows at the writer's next commit.
+for _ in $(seq 100); do
+	rows=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) || ' ' || group_concat(DISTINCT incident_id) FROM detections")
+	[ "$rows" = "2 1" ] && break
+	sleep 0.02
+done
 assert_eq "$rows" "2 1" "after a restart the second verdict joins incident 1"
 check "kill dt1" "$FB" kill dt1
 wait "$SOCK" "$SOCK2" 2>/dev/null
@@ -100,6 +107,7 @@ wait "$ESC"
 rc=$?
 [ "$rc" -ne 0 ] || fail "the killed tool call exited 0"
 ok "an escape-class syscall refused by seccomp: the sandbox is killed (the call returned $rc)"
+wait_event dt2 action.kill || fail "the kill was not recorded"
 "$FB" timeline dt2 --json >"$T/tl2.jsonl" || fail "timeline"
 python3 - "$T/tl2.jsonl" <<'PY' || fail "the kill's verdict and action"
 import json, sys

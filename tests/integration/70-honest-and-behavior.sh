@@ -56,6 +56,7 @@ init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pi
 [ -d "/proc/$init/root/workspace" ] || fail "cannot see hb1's workspace through its init $init"
 [ -e "/proc/$init/root/workspace/marker" ] && fail "touch ran: the marker exists"
 ok "the out-of-scope touch never ran (no marker in the workspace)"
+wait_event hb1 verdict || fail "the verdict was not recorded"
 "$FB" timeline hb1 --step 6 --json >"$T/tl.jsonl" || fail "timeline"
 python3 - "$T/tl.jsonl" <<'PY' || fail "the kill in the kernel and the verdict"
 import json, sys

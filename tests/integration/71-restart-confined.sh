@@ -27,6 +27,7 @@ init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pi
 [ -d "/proc/$init/root/workspace" ] || fail "cannot see rc1's workspace"
 [ -e "/proc/$init/root/workspace/marker" ] && fail "touch ran after the restart: the marker exists"
 ok "after the restart, the out-of-scope touch was killed before it ran (no marker)"
+wait_event rc1 verdict || fail "the verdict was not recorded"
 "$FB" timeline rc1 --step 1 --json | python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]
