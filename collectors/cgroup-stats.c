@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include "cgroup.h"
+#include "config.h"
 #include "event.h"
 #include "hashmap.h"
 #include "log.h"
@@ -26,20 +27,18 @@ struct sample {
 struct cgroup_collector {
 	struct hashmap *last; /* rel -> struct sample (key inside) */
 	uint64_t round;
-	char runtime_dir[PATH_MAX]; /* where the enforcer keeps each sandbox's state */
+	const struct config *cfg; /* where the enforcer keeps each sandbox's state */
 };
 
-int cgroup_collector_new(const char *runtime_dir, struct cgroup_collector **ret)
+int cgroup_collector_new(const struct config *cfg, struct cgroup_collector **ret)
 {
 	struct cgroup_collector *c = calloc(1, sizeof(*c));
 
-	if (!c || hashmap_new(&c->last) < 0 ||
-	    strscpy(c->runtime_dir, sizeof(c->runtime_dir), runtime_dir) < 0) {
-		if (c)
-			hashmap_free(c->last);
+	if (!c || hashmap_new(&c->last) < 0) {
 		free(c);
 		return -ENOMEM;
 	}
+	c->cfg = cfg;
 	*ret = c;
 	return 0;
 }
@@ -50,15 +49,14 @@ int cgroup_collector_new(const char *runtime_dir, struct cgroup_collector **ret)
  */
 static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s, const struct store_sandbox *sb)
 {
-	char path[PATH_MAX + 128], line[512], want[300];
-	int ok = 0;
-	FILE *f;
+	char path[PATH_MAX], rel[sizeof(sb->cgroup)];
 
 	if (s->init_pid == 0) {
-		json_t *doc;
+		json_t *doc = config_sandbox_path(c->cfg, sb->name, "state.json", path,
+						  sizeof(path)) == 0
+				      ? json_load_file(path, 0, NULL)
+				      : NULL;
 
-		snprintf(path, sizeof(path), "%s/sandboxes/%s/state.json", c->runtime_dir, sb->name);
-		doc = json_load_file(path, 0, NULL);
 		s->init_pid = (pid_t)json_integer_value(json_object_get(doc, "init_pid"));
 		json_decref(doc);
 		if (s->init_pid <= 0)
@@ -66,14 +64,7 @@ static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s, const st
 	}
 	if (s->init_pid < 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)s->init_pid);
-	snprintf(want, sizeof(want), "0::/%s\n", sb->cgroup);
-	if ((f = fopen(path, "re"))) {
-		while (!ok && fgets(line, sizeof(line), f))
-			ok = strcmp(line, want) == 0;
-		fclose(f);
-	}
-	if (!ok)
+	if (cgroup_of_pid(s->init_pid, rel, sizeof(rel)) < 0 || strcmp(rel, sb->cgroup) != 0)
 		s->init_pid = -1; /* gone: not looked up again */
 	return s->init_pid;
 }

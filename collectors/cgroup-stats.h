@@ -9,15 +9,17 @@
 
 #include <stdint.h>
 
+struct config;
 struct registry;
 struct writer;
 struct cgroup_collector;
 
 /*
- * Returns a new collector in *ret; runtime_dir is where the enforcer keeps its sandboxes' state
- * (their inits, through whose root a sandbox's workspace use is read). 0 or -ENOMEM.
+ * Returns a new collector in *ret; cfg (kept, not copied) says where the enforcer keeps its
+ * sandboxes' state (their inits, through whose root a sandbox's workspace use is read). 0 or
+ * -ENOMEM.
  */
-int cgroup_collector_new(const char *runtime_dir, struct cgroup_collector **ret);
+int cgroup_collector_new(const struct config *cfg, struct cgroup_collector **ret);
 
 /* Frees it; accepts NULL. */
 void cgroup_collector_free(struct cgroup_collector *c);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "netns-thread.h"
 #include "macro.h"
 
 #define NFULA_PAYLOAD 9
@@ -142,28 +143,15 @@ static int set_flush_timeout(int fd, unsigned group, uint32_t centiseconds)
 int nflog_open(const char *netns_path, unsigned group, struct nflog_reader **ret)
 {
 	char dev[32], err[PCAP_ERRBUF_SIZE] = "";
-	struct nflog_reader *r;
-	struct stat st;
-	int home, there, rc = 0;
+	struct nflog_reader *r = calloc(1, sizeof(*r));
+	int home, rc = 0;
 
-	if ((home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if ((there = open(netns_path, O_RDONLY | O_CLOEXEC)) < 0) {
-		rc = -errno;
-		close(home);
-		return rc;
-	}
-	if (!(r = calloc(1, sizeof(*r)))) {
-		close(home);
-		close(there);
+	if (!r)
 		return -ENOMEM;
-	}
-	fstat(there, &st);
-	r->netns_ino = st.st_ino;
 	snprintf(dev, sizeof(dev), "nflog:%u", group);
-	if (setns(there, CLONE_NEWNET) < 0) {
-		rc = -errno;
-		goto out;
+	if ((home = netns_enter(netns_path, &r->netns_ino)) < 0) {
+		free(r);
+		return home;
 	}
 	if (!(r->pcap = pcap_create(dev, err)) || pcap_set_snaplen(r->pcap, NFLOG_SNAPLEN) != 0 ||
 	    pcap_set_buffer_size(r->pcap, NFLOG_RCVBUF) != 0 || pcap_set_immediate_mode(r->pcap, 1) != 0 ||
@@ -182,13 +170,7 @@ int nflog_open(const char *netns_path, unsigned group, struct nflog_reader **ret
 		rc = 0;
 	}
 	/* Back home whatever happened: the daemon must never stay in the gate's namespace. */
-	if (setns(home, CLONE_NEWNET) < 0) {
-		log_error("cannot return to the host's network namespace: %m");
-		abort();
-	}
-out:
-	close(home);
-	close(there);
+	netns_leave(home);
 	if (rc < 0) {
 		nflog_close(r);
 		return rc;

@@ -21,9 +21,7 @@ int state_dir(const struct config *cfg, const char *name, char *buf, size_t size
 int state_path(const struct config *cfg, const char *name, const char *file, char *buf,
 	       size_t size)
 {
-	int n = snprintf(buf, size, "%s/%s/%s/%s", cfg->runtime_dir, SANDBOX_STATE_DIR, name, file);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	return config_sandbox_path(cfg, name, file, buf, size);
 }
 
 int state_save(const struct config *cfg, const struct sandbox_state *st)

@@ -14,7 +14,7 @@
 #include "bounds.h"
 #include "config.h"
 
-#define SANDBOX_STATE_DIR "sandboxes"
+#define SANDBOX_STATE_DIR FB_SANDBOX_STATE_DIR
 
 struct sandbox_state {
 	char name[FB_NAME_MAX + 1];

@@ -628,6 +628,28 @@ int cgroup_v2_dir(const char *rel, char *buf, size_t size)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+int cgroup_of_pid(pid_t pid, char *buf, size_t size)
+{
+	char path[64], line[PATH_MAX + 8];
+	int r = -ENOENT;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	else
+		strcpy(path, "/proc/self/cgroup");
+	if (!(f = fopen(path, "re")))
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::/", 4) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			r = strscpy(buf, size, line + 4) < 0 ? -ENAMETOOLONG : 0;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
 int cgroup_within(const char *rel, const char *ancestor)
 {
 	size_t n = strlen(ancestor);

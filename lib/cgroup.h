@@ -98,6 +98,12 @@ void cgroup_prune(const char *rel);
 /* Writes the v2 directory of rel into buf; 0 or -errno. */
 int cgroup_v2_dir(const char *rel, char *buf, size_t size);
 
+/*
+ * The v2 cgroup process pid (0: the caller) is in, relative to the hierarchy's root ("" at the
+ * root), from /proc/PID/cgroup; 0, -ENOENT (no such process, or no v2 line) or -ENAMETOOLONG.
+ */
+int cgroup_of_pid(pid_t pid, char *buf, size_t size);
+
 /* Whether cgroup rel is ancestor or below it ("x/y" is below "x"; "xy" is not). */
 int cgroup_within(const char *rel, const char *ancestor);
 

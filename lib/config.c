@@ -260,6 +260,15 @@ void config_apply_env(struct config *cfg)
 		strscpy(cfg->runtime_dir, sizeof(cfg->runtime_dir), v);
 }
 
+int config_sandbox_path(const struct config *cfg, const char *name, const char *file, char *buf,
+			size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s/%s/%s", cfg->runtime_dir, FB_SANDBOX_STATE_DIR, name,
+			 file);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int config_socket_path(const struct config *cfg, const char *name, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s/%s", cfg->runtime_dir, name);

@@ -62,4 +62,15 @@ void config_apply_env(struct config *cfg);
 /* Writes the socket path for name (FB_CONTROL_SOCKET, ...) in cfg's runtime dir into buf. */
 int config_socket_path(const struct config *cfg, const char *name, char *buf, size_t size);
 
+/* Where the enforcer keeps each sandbox's state (state.json, policy.json...), in the runtime dir. */
+#define FB_SANDBOX_STATE_DIR "sandboxes"
+
+/*
+ * The path of file in sandbox name's state dir (<runtime_dir>/sandboxes/NAME/FILE): the
+ * enforcer writes there; firebreakd reads its inits, links and policies from there. 0 or
+ * -ENAMETOOLONG.
+ */
+int config_sandbox_path(const struct config *cfg, const char *name, const char *file, char *buf,
+			size_t size);
+
 #endif

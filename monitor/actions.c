@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <fcntl.h>
 #include <net/if.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +16,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "macro.h"
+#include "netns-thread.h"
 #include "timeutil.h"
 
 /* How long an action waits for cgroup.events to confirm it (freeze: frozen; kill: empty). */
@@ -48,7 +47,8 @@ static int gate_link(struct daemon *d, const struct store_sandbox *sb, char *buf
 	json_t *doc;
 	json_int_t k;
 
-	snprintf(path, sizeof(path), "%s/sandboxes/%s/state.json", d->cfg.runtime_dir, sb->name);
+	if (config_sandbox_path(&d->cfg, sb->name, "state.json", path, sizeof(path)) < 0)
+		return -ENOENT;
 	doc = json_load_file(path, 0, NULL);
 	k = json_integer_value(json_object_get(doc, "link"));
 	json_decref(doc);
@@ -62,28 +62,14 @@ static int gate_link(struct daemon *d, const struct store_sandbox *sb, char *buf
 static int gate_link_down(const char *ifname, int *ret_down)
 {
 	struct ifreq ifr = { 0 };
-	int home, gate, s = -1, r = 0;
+	int home, s, r = 0;
 
-	if ((home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	if ((gate = open(NETNS_DIR "/" EGRESS_GATE_NETNS, O_RDONLY | O_CLOEXEC)) < 0) {
-		r = -errno;
-		close(home);
-		return r;
-	}
 	/* A socket made in the gate's namespace acts there; only this thread moves, and back. */
-	if (setns(gate, CLONE_NEWNET) == 0) {
-		s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		r = s < 0 ? -errno : 0;
-		if (setns(home, CLONE_NEWNET) < 0) {
-			log_error("cannot return to the host's network namespace: %m");
-			abort();
-		}
-	} else {
-		r = -errno;
-	}
-	close(home);
-	close(gate);
+	if ((home = netns_enter(NETNS_DIR "/" EGRESS_GATE_NETNS, NULL)) < 0)
+		return home;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	r = s < 0 ? -errno : 0;
+	netns_leave(home);
 	if (r < 0)
 		return r;
 	strscpy(ifr.ifr_name, sizeof(ifr.ifr_name), ifname);

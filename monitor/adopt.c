@@ -29,25 +29,6 @@ static void store_event(struct daemon *d, const struct store_sandbox *sb, const 
 	writer_submit_event(d->writer, &op, f);
 }
 
-/* firebreakd's own v2 cgroup, relative ("" at the root); 0 or -errno. */
-static int own_cgroup(char *buf, size_t size)
-{
-	char line[512];
-	int r = -ENOENT;
-	FILE *f = fopen("/proc/self/cgroup", "re");
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::/", 4) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			r = strscpy(buf, size, line + 4) < 0 ? -ENAMETOOLONG : 0;
-			break;
-		}
-	fclose(f);
-	return r;
-}
-
 /*
  * Why rel cannot be adopted, or NULL: it must be a plain relative path to an existing v2 cgroup,
  * outside firebreak/ (the enforcer's), not holding firebreakd (a kill switch over the monitor
@@ -87,7 +68,7 @@ static const char *cgroup_refusal(const char *rel, size_t max)
 	snprintf(self, sizeof(self), "%s/cgroup.procs", dir);
 	if (access(self, F_OK) < 0)
 		return "not a cgroup";
-	if (own_cgroup(self, sizeof(self)) < 0)
+	if (cgroup_of_pid(0, self, sizeof(self)) < 0)
 		return "cannot tell which cgroup firebreakd is in";
 	if (cgroup_within(self, rel))
 		return "the cgroup holds firebreakd itself";
@@ -242,8 +223,7 @@ static int scan_one(const char *name, void *data)
 		return 0;
 	if (sb && registry_adopted(sb)) /* an adopted name cannot also be ours */
 		return 0;
-	if (snprintf(state, sizeof(state), "%s/sandboxes/%s/state.json", d->cfg.runtime_dir,
-		     name) >= (int)sizeof(state) ||
+	if (config_sandbox_path(&d->cfg, name, "state.json", state, sizeof(state)) < 0 ||
 	    access(state, F_OK) < 0)
 		return 0;
 	/* Created --unwatched on purpose (to test the enforcer alone): not ours to record. */

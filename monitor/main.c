@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 	if ((r = seccomp_events_start(&d)) < 0)
 		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
 	if (d.cfg.stats_period_ns > 0 &&
-	    ((r = cgroup_collector_new(d.cfg.runtime_dir, &d.cgroup_stats)) < 0 ||
+	    ((r = cgroup_collector_new(&d.cfg, &d.cgroup_stats)) < 0 ||
 	     (r = loop_add_timer(d.loop, (uint64_t)d.cfg.stats_period_ns, on_stats, &d)) < 0))
 		return log_errno(r, "cgroup stats collector"), 1;
 

@@ -19,42 +19,31 @@
  */
 static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_t *step)
 {
-	static const char prefix[] = "0::/" CGROUP_ROOT_NAME "/";
-	char path[64], line[512], *name, *rest;
+	static const char prefix[] = CGROUP_ROOT_NAME "/";
+	char rel[512], *name, *rest;
 	struct store_sandbox *sb;
-	int found = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	if (!(f = fopen(path, "re")))
+	if (cgroup_of_pid(pid, rel, sizeof(rel)) < 0)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::/", 4) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		/* Outside firebreak/: an adopted cgroup's, with no steps, or no sandbox's. */
-		if (strncmp(line, prefix, sizeof(prefix) - 1) != 0) {
-			if ((sb = registry_adopted_holding(d->registry, line + 4))) {
-				*sandbox = sb->name;
-				*step = EVENT_STEP_NONE;
-				found = 1;
-			}
-			break;
-		}
-		name = line + sizeof(prefix) - 1;
-		rest = strchr(name, '/');
-		if (rest)
-			*rest++ = '\0';
-		if (!(sb = registry_find(d->registry, name)))
-			break;
+	/* Outside firebreak/: an adopted cgroup's, with no steps, or no sandbox's. */
+	if (strncmp(rel, prefix, sizeof(prefix) - 1) != 0) {
+		if (!(sb = registry_adopted_holding(d->registry, rel)))
+			return 0;
 		*sandbox = sb->name;
 		*step = EVENT_STEP_NONE;
-		if (rest && strncmp(rest, "step-", 5) == 0)
-			*step = strtoll(rest + 5, NULL, 10);
-		found = 1;
+		return 1;
 	}
-	fclose(f);
-	return found;
+	name = rel + sizeof(prefix) - 1;
+	rest = strchr(name, '/');
+	if (rest)
+		*rest++ = '\0';
+	if (!(sb = registry_find(d->registry, name)))
+		return 0;
+	*sandbox = sb->name;
+	*step = EVENT_STEP_NONE;
+	if (rest && strncmp(rest, "step-", 5) == 0)
+		*step = strtoll(rest + 5, NULL, 10);
+	return 1;
 }
 
 static void on_denial(const struct seccomp_denial *s, void *data)

@@ -7,6 +7,8 @@ FB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FB=$FB_ROOT/build/firebreak
 FBD=$FB_ROOT/build/firebreakd
 FB_PIDS=""
+# The cgroup v2 hierarchy (on a hybrid host it is not /sys/fs/cgroup itself).
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 
 # Commands the EXIT trap runs after the sandboxes are gone (e.g. taking a test world down).
 FB_CLEANUP_AFTER=""
@@ -86,6 +88,23 @@ start_daemon() {
 # the sandbox under test. Call before start_daemon --config "$FB_CONF".
 detectors_record_only() {
 	printf 'detector_actions = off\n' >>"$FB_CONF"
+}
+
+# wait_cgroup SANDBOX KEY VALUE [SECONDS]: waits (3 s by default) for the sandbox's cgroup.events
+# to say "KEY VALUE" (frozen 1, populated 0); fails (returns 1) if it never does.
+wait_cgroup() {
+	local i
+	for i in $(seq $((${4:-3} * 100))); do
+		grep -qx "$2 $3" "$V2/firebreak/$1/cgroup.events" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+# state_field SANDBOX KEY: a field of the enforcer's state.json of the sandbox (init_pid, link...).
+state_field() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+		"$FIREBREAK_RUNTIME_DIR/sandboxes/$1/state.json" "$2"
 }
 
 # wait_event SANDBOX KIND: waits up to 2 s for an event of KIND in the sandbox's timeline (what

@@ -11,7 +11,6 @@ start_daemon
 
 # The "container": a v2 cgroup with a nested one, and (on a hybrid host such as these) its
 # memory and pids cgroups in the v1 hierarchies, as a container runtime makes them.
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$V2" ] || fail "no cgroup2 mount"
 CG=firebreak-watchtest-$$
 CGDIR=$V2/$CG

@@ -7,7 +7,6 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 start_daemon
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 create_sandbox fc1 "$FB_ROOT/tests/policies/attack.json"
 printf 'while True:\n    pass\n' >"$T/spin.py"
 copy_in fc1 "$T/spin.py"

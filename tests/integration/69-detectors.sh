@@ -7,7 +7,6 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 start_daemon
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 POLICY=$FB_ROOT/tests/policies/attack.json
 cat >"$T/honest.py" <<'PY'
 import hashlib, os, subprocess
@@ -24,14 +23,6 @@ printf 'import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_STREA
 printf 'import ctypes, time\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall(101, 0, 0, 0, 0)\ntime.sleep(30)\n' >"$T/escape.py"
 
 verdicts() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["detectors"]["verdicts"])'; }
-wait_state() { # wait_state SANDBOX FILE VALUE: waits up to 3 s for cgroup.events FILE to say VALUE
-	for _ in $(seq 300); do
-		grep -qx "$2 $3" "$V2/firebreak/$1/cgroup.events" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	return 1
-}
-
 create_sandbox dt1 "$POLICY"
 for f in honest sock escape; do copy_in dt1 "$T/$f.py"; done
 check "an honest tool call runs" "$FB" exec dt1 --tool attack --step 1 -- python3 /workspace/honest.py
@@ -41,7 +32,7 @@ assert_eq "$(verdicts)" "0" "an honest tool call gets no verdict"
 "$FB" exec dt1 --tool attack --step 2 -- python3 /workspace/sock.py >/dev/null 2>&1 &
 SOCK=$!
 FB_PIDS="$FB_PIDS $SOCK"
-wait_state dt1 frozen 1 || fail "a no-egress tool's internet socket did not get dt1 frozen"
+wait_cgroup dt1 frozen 1 || fail "a no-egress tool's internet socket did not get dt1 frozen"
 ok "a tool without egress made an internet socket: the sandbox is frozen"
 # The freeze comes first; the verdict and the action are stored right after.
 wait_event dt1 action.freeze || fail "the freeze was not recorded"
@@ -77,7 +68,7 @@ check "thaw dt1" "$FB" thaw dt1
 "$FB" exec dt1 --tool attack --step 3 -- python3 /workspace/sock.py >/dev/null 2>&1 &
 SOCK2=$!
 FB_PIDS="$FB_PIDS $SOCK2"
-wait_state dt1 frozen 1 || fail "the second socket did not get dt1 frozen"
+wait_cgroup dt1 frozen 1 || fail "the second socket did not get dt1 frozen"
 # The freeze comes first; the verdict's row follows at the writer's next commit.
 for _ in $(seq 100); do
 	rows=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) || ' ' || group_concat(DISTINCT incident_id) FROM detections")
@@ -102,7 +93,7 @@ copy_in dt2 "$T/escape.py"
 "$FB" exec dt2 --tool attack --step 1 -- python3 /workspace/escape.py >/dev/null 2>&1 &
 ESC=$!
 FB_PIDS="$FB_PIDS $ESC"
-wait_state dt2 populated 0 || fail "a seccomp refusal of ptrace did not get dt2 killed"
+wait_cgroup dt2 populated 0 || fail "a seccomp refusal of ptrace did not get dt2 killed"
 wait "$ESC"
 rc=$?
 [ "$rc" -ne 0 ] || fail "the killed tool call exited 0"

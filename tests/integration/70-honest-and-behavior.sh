@@ -10,7 +10,6 @@
 fb_setup
 world_up
 start_daemon --config "$FB_CONF"
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 POLICY=$FB_ROOT/examples/policy.json
 verdicts() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["detectors"]["verdicts"])'; }
 
@@ -46,13 +45,9 @@ printf 'import subprocess, time\n\ndef test_sneaky():\n    subprocess.run(["/usr
 "$FB" exec hb1 --tool run_tests --step 6 -- python3 -m pytest -q test_sneaky.py >/dev/null 2>&1 &
 RUN=$!
 FB_PIDS="$FB_PIDS $RUN"
-for _ in $(seq 300); do
-	grep -qx "frozen 1" "$V2/firebreak/hb1/cgroup.events" && break
-	sleep 0.01
-done
-grep -qx "frozen 1" "$V2/firebreak/hb1/cgroup.events" || fail "git inside run_tests did not get hb1 frozen"
+wait_cgroup hb1 frozen 1 3 || fail "git inside run_tests did not get hb1 frozen"
 ok "a program run inside run_tests outside its children: the sandbox is frozen"
-init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pid"])' "$FIREBREAK_RUNTIME_DIR/sandboxes/hb1/state.json")
+init=$(state_field hb1 init_pid)
 [ -d "/proc/$init/root/workspace" ] || fail "cannot see hb1's workspace through its init $init"
 [ -e "/proc/$init/root/workspace/marker" ] && fail "touch ran: the marker exists"
 ok "the out-of-scope touch never ran (no marker in the workspace)"
@@ -76,7 +71,7 @@ check "kill hb1" "$FB" kill hb1
 wait "$RUN" 2>/dev/null
 check "destroy hb1" "$FB" destroy hb1
 # Quarantine: frozen, and its link at the gate down; thawed, it runs but reaches nothing.
-link=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["link"])' "$FIREBREAK_RUNTIME_DIR/sandboxes/hb2/state.json")
+link=$(state_field hb2 link)
 check "quarantine hb2" "$FB" quarantine hb2 --reason "test: quarantine"
 grep -qx "frozen 1" "$V2/firebreak/hb2/cgroup.events" || fail "quarantined, hb2 is not frozen"
 ip -n firebreak-gate -o link show "fb-s$link" | grep -q "<[^>]*UP[,>]" && fail "quarantined, hb2's link fb-s$link at the gate is still up"

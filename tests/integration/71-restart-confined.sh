@@ -5,7 +5,6 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 start_daemon
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 create_sandbox rc1 "$FB_ROOT/tests/policies/confined.json"
 printf 'import subprocess, time\ntime.sleep(2)\nsubprocess.run(["/usr/bin/touch", "/workspace/marker"])\ntime.sleep(30)\n' >"$T/slow.py"
 copy_in rc1 "$T/slow.py"
@@ -18,12 +17,8 @@ start_daemon
 grep -q "steps found still running" "$FB_LOG" || fail "the restarted monitor did not find the running step"
 grep -q "step 1: its execs are confined again" "$FB_LOG" || fail "the running step was not confined again"
 ok "the restarted monitor found step 1 running and confined it again"
-for _ in $(seq 500); do
-	grep -qx "frozen 1" "$V2/firebreak/rc1/cgroup.events" && break
-	sleep 0.01
-done
-grep -qx "frozen 1" "$V2/firebreak/rc1/cgroup.events" || fail "the out-of-scope exec after the restart did not get rc1 frozen"
-init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pid"])' "$FIREBREAK_RUNTIME_DIR/sandboxes/rc1/state.json")
+wait_cgroup rc1 frozen 1 5 || fail "the out-of-scope exec after the restart did not get rc1 frozen"
+init=$(state_field rc1 init_pid)
 [ -d "/proc/$init/root/workspace" ] || fail "cannot see rc1's workspace"
 [ -e "/proc/$init/root/workspace/marker" ] && fail "touch ran after the restart: the marker exists"
 ok "after the restart, the out-of-scope touch was killed before it ran (no marker)"
