@@ -89,7 +89,9 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 {
 	/* The size must be a constant for the verifier: one per kind, inlined at each call. */
 	struct proc_trace_event *e = bpf_ringbuf_reserve(
-		&events, kind == PROC_TRACE_EXEC ? sizeof(*e) : PROC_TRACE_HEAD_SIZE, 0);
+		&events,
+		kind == PROC_TRACE_EXEC || kind >= PROC_TRACE_UNIX ? sizeof(*e) : PROC_TRACE_HEAD_SIZE,
+		0);
 
 	if (!e) {
 		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
@@ -307,6 +309,141 @@ SEC("cgroup/sendmsg6")
 int sendmsg6(struct bpf_sock_addr *ctx)
 {
 	return sock_addr(ctx, PROC_TRACE_SENDMSG, 1);
+}
+
+/*
+ * The escape indicators: a unix socket path asked for (the monitor's sockets live on the host; user
+ * space flags those), a /proc/sys write, a cgroup changed from inside. Each is rare in honest work
+ * and wakes the reader at once.
+ */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/* libbpf 1.1 does not know the unix sections: these load as sock_addr programs, and user space
+ * sets their attach types (PROC_TRACE_ATTACH_UNIX_*) before loading. */
+_Static_assert(BPF_CGROUP_UNIX_CONNECT == PROC_TRACE_ATTACH_UNIX_CONNECT, "unix connect attach");
+_Static_assert(BPF_CGROUP_UNIX_SENDMSG == PROC_TRACE_ATTACH_UNIX_SENDMSG, "unix sendmsg attach");
+
+static __always_inline int unix_addr(struct bpf_sock_addr *ctx, __u32 flags)
+{
+	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+	struct proc_trace_watch *w;
+	struct proc_trace_event *e;
+	__u32 len;
+	__u64 sb;
+
+	if (!(w = watched_sandbox(&sb)) || !(e = reserve(w, sb, PROC_TRACE_UNIX)))
+		return 1;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = 0;
+	e->family = 1 /* AF_UNIX */;
+	e->sock_type = (__u16)ctx->type;
+	e->flags = flags;
+	/* sun_path as given, without its 2-byte family; an abstract name starts with a NUL. */
+	len = sa->uaddrlen > 2 ? sa->uaddrlen - 2 : 0;
+	if (len > sizeof(((struct sockaddr_un *)0)->sun_path))
+		len = sizeof(((struct sockaddr_un *)0)->sun_path);
+	e->argv_len = len;
+	__builtin_memset(e->path, 0, 128);
+	bpf_probe_read_kernel(e->path, sizeof(((struct sockaddr_un *)0)->sun_path),
+			      ((struct sockaddr_un *)sa->uaddr)->sun_path);
+	submit_urgent(e, 1);
+	return 1;
+}
+
+SEC("cgroup/connect4")
+int connect_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_addr(ctx, 0);
+}
+
+SEC("cgroup/sendmsg4")
+int sendmsg_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_addr(ctx, PROC_TRACE_F_SENDMSG);
+}
+
+/*
+ * A sandbox has no use for writing a sysctl (it holds no capability; the kernel checks that before
+ * this hook runs), so a write that gets here came from a process that has gained privilege: it is
+ * refused (EPERM) and reported. Reads pass.
+ */
+SEC("cgroup/sysctl")
+int sysctl_write(struct bpf_sysctl *ctx)
+{
+	struct proc_trace_watch *w;
+	struct proc_trace_event *e;
+	long n;
+	__u64 sb;
+
+	if (!ctx->write)
+		return 1;
+	if (!(w = watched_sandbox(&sb)) || !(e = reserve(w, sb, PROC_TRACE_SYSCTL)))
+		return 0;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = 0;
+	e->path[0] = '\0';
+	bpf_sysctl_get_name(ctx, e->path, sizeof(e->path), 0);
+	n = bpf_sysctl_get_new_value(ctx, e->argv, PROC_TRACE_SYSCTL_VALUE_MAX);
+	/* -E2BIG: the value was longer and is cut; the copy holds what fit. */
+	e->argv_len = n >= 0 ? (__u32)n : n == -7 ? PROC_TRACE_SYSCTL_VALUE_MAX - 1 : 0;
+	e->hook_retval = -1 /* -EPERM */;
+	submit_urgent(e, 1);
+	return 0;
+}
+
+/*
+ * cgroup changes made from inside a watched sandbox, on the v2 hierarchy (id 0) only: the enforcer
+ * itself joins a step's cgroups on the v1 hierarchies from inside the sandbox, and nothing of the
+ * sandbox's own may touch v2, where its identity, freeze and kill live. These tracepoints are off
+ * the syscall path and fire for cgroup changes only.
+ */
+static __always_inline void cgroup_change(struct cgroup *cgrp, const char *path, __u32 flags,
+					  __u32 moved)
+{
+	struct proc_trace_watch *w;
+	struct proc_trace_event *e;
+	__u64 sb;
+
+	if (BPF_CORE_READ(cgrp, root, hierarchy_id) != 0 || !(w = watched_sandbox(&sb)) ||
+	    !(e = reserve(w, sb, PROC_TRACE_CGROUP)))
+		return;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = moved;
+	e->flags = flags;
+	e->path[0] = '\0';
+	bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
+	submit_urgent(e, 1);
+}
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(cg_mkdir, struct cgroup *cgrp, const char *path)
+{
+	cgroup_change(cgrp, path, PROC_TRACE_F_CG_MKDIR, 0);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(cg_rmdir, struct cgroup *cgrp, const char *path)
+{
+	cgroup_change(cgrp, path, PROC_TRACE_F_CG_RMDIR, 0);
+	return 0;
+}
+
+/*
+ * The tracepoint fires after the move, so a task that moved itself is in its new cgroup already:
+ * one of the host's (pid namespace level 0) that did is a process entering the sandbox from
+ * outside (a runtime, an operator's shell), not one inside leaving or rearranging it. The
+ * enforcer's tools are born in their sandbox's pid namespace.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(cg_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	if (BPF_CORE_READ(task, tgid) == (__u32)(bpf_get_current_pid_tgid() >> 32) &&
+	    BPF_CORE_READ(task, thread_pid, level) == 0)
+		return 0;
+	cgroup_change(dst, path, PROC_TRACE_F_CG_ATTACH, BPF_CORE_READ(task, tgid));
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

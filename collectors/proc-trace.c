@@ -13,11 +13,11 @@
 #include "macro.h"
 #include "proc-trace.skel.h"
 
-/* The socket hooks attached to one watched sandbox's cgroup. */
-#define SOCKET_HOOKS 5
+/* The hooks attached to one watched sandbox's cgroup: sockets (inet and unix) and sysctl. */
+#define CGROUP_HOOKS 8
 struct sandbox_links {
 	uint64_t cgid;
-	struct bpf_link *link[SOCKET_HOOKS];
+	struct bpf_link *link[CGROUP_HOOKS];
 };
 
 struct proc_tracer {
@@ -31,7 +31,7 @@ struct proc_tracer {
 	void *data;
 };
 
-static void detach_sockets(struct proc_tracer *t, uint64_t cgid);
+static void detach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid);
 
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -41,7 +41,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (!t->fn || size < PROC_TRACE_HEAD_SIZE)
 		return 0;
 	if (size < sizeof(*e)) {
-		/* A head-only record: the callee sees a whole one, with no path or argv. */
+		/* A head-only record (only they are shorter): the callee sees a whole one, with no
+		 * path or argv. */
 		memcpy(&t->whole, data, PROC_TRACE_HEAD_SIZE);
 		t->whole.path[0] = '\0';
 		t->whole.argv_len = 0;
@@ -70,6 +71,14 @@ int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 			  (unsigned long long)ring_size);
 		goto fail;
 	}
+	/* The unix hooks' sections name inet ones (this libbpf knows no others): set their own. */
+	if ((r = bpf_program__set_expected_attach_type(t->skel->progs.connect_unix,
+							PROC_TRACE_ATTACH_UNIX_CONNECT)) < 0 ||
+	    (r = bpf_program__set_expected_attach_type(t->skel->progs.sendmsg_unix,
+							PROC_TRACE_ATTACH_UNIX_SENDMSG)) < 0) {
+		log_errno(r, "process tracer: unix socket hooks");
+		goto fail;
+	}
 	if ((r = proc_trace__load(t->skel)) < 0 || (r = proc_trace__attach(t->skel)) < 0) {
 		log_errno(r, "process tracer: load and attach");
 		goto fail;
@@ -91,7 +100,7 @@ void proc_tracer_free(struct proc_tracer *t)
 	if (!t)
 		return;
 	while (t->n_links)
-		detach_sockets(t, t->links[0].cgid);
+		detach_cgroup_hooks(t, t->links[0].cgid);
 	free(t->links);
 	ring_buffer__free(t->rb);
 	proc_trace__destroy(t->skel);
@@ -103,12 +112,12 @@ int proc_tracer_fd(struct proc_tracer *t)
 	return ring_buffer__epoll_fd(t->rb);
 }
 
-static void detach_sockets(struct proc_tracer *t, uint64_t cgid)
+static void detach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid)
 {
 	for (size_t i = 0; i < t->n_links; i++) {
 		if (t->links[i].cgid != cgid)
 			continue;
-		for (int k = 0; k < SOCKET_HOOKS; k++)
+		for (int k = 0; k < CGROUP_HOOKS; k++)
 			bpf_link__destroy(t->links[i].link[k]);
 		t->links[i] = t->links[--t->n_links];
 		return;
@@ -119,11 +128,13 @@ static void detach_sockets(struct proc_tracer *t, uint64_t cgid)
  * Links, not classic attachments: they go when the monitor goes, and they run after the
  * enforcer's egress hook, which was attached before the sandbox was registered.
  */
-static int attach_sockets(struct proc_tracer *t, uint64_t cgid, const char *cgroup_dir)
+static int attach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid, const char *cgroup_dir)
 {
-	struct bpf_program *progs[SOCKET_HOOKS] = { t->skel->progs.sock_create,
-						    t->skel->progs.connect4, t->skel->progs.connect6,
-						    t->skel->progs.sendmsg4, t->skel->progs.sendmsg6 };
+	struct bpf_program *progs[CGROUP_HOOKS] = {
+		t->skel->progs.sock_create,  t->skel->progs.connect4,	  t->skel->progs.connect6,
+		t->skel->progs.sendmsg4,     t->skel->progs.sendmsg6,	  t->skel->progs.connect_unix,
+		t->skel->progs.sendmsg_unix, t->skel->progs.sysctl_write,
+	};
 	struct sandbox_links sl = { .cgid = cgid };
 	int fd, r = 0;
 
@@ -141,12 +152,12 @@ static int attach_sockets(struct proc_tracer *t, uint64_t cgid, const char *cgro
 	}
 	if ((fd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
-	for (int k = 0; k < SOCKET_HOOKS && r == 0; k++)
+	for (int k = 0; k < CGROUP_HOOKS && r == 0; k++)
 		if (!(sl.link[k] = bpf_program__attach_cgroup(progs[k], fd)))
 			r = -errno;
 	close(fd);
 	if (r < 0) {
-		for (int k = 0; k < SOCKET_HOOKS; k++)
+		for (int k = 0; k < CGROUP_HOOKS; k++)
 			bpf_link__destroy(sl.link[k]);
 		return r;
 	}
@@ -182,7 +193,7 @@ int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned lev
 	if (level < 1 || level > PROC_TRACE_LEVEL_MAX)
 		return -ERANGE;
 	if (!on) {
-		detach_sockets(t, sandbox_cgid);
+		detach_cgroup_hooks(t, sandbox_cgid);
 		if (bpf_map_delete_elem(fd, &sandbox_cgid) < 0)
 			return errno == ENOENT ? 0 : -errno;
 		t->at_level[level]--;
@@ -196,7 +207,7 @@ int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned lev
 	} else if (errno != EEXIST) {
 		return -errno;
 	}
-	if (cgroup_dir && (r = attach_sockets(t, sandbox_cgid, cgroup_dir)) < 0)
+	if (cgroup_dir && (r = attach_cgroup_hooks(t, sandbox_cgid, cgroup_dir)) < 0)
 		return log_errno(r, "socket hooks on %s", cgroup_dir);
 	return 0;
 }
@@ -211,6 +222,15 @@ int proc_tracer_drain(struct proc_tracer *t,
 	n = ring_buffer__consume(t->rb);
 	t->fn = NULL;
 	return n == -EAGAIN ? 0 : n;
+}
+
+const char *proc_tracer_kind_name(unsigned kind)
+{
+	static const char *const names[PROC_TRACE_KINDS] = {
+		"exec", "fork", "exit", "socket", "connect", "sendmsg", "unix", "sysctl", "cgroup",
+	};
+
+	return kind < PROC_TRACE_KINDS ? names[kind] : "?";
 }
 
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])

@@ -12,8 +12,19 @@
 #define PROC_TRACE_SCOPES_MAX 4096 /* steps whose execs are confined at once */
 #define PROC_TRACE_SCOPE_KEYS_MAX 65536 /* their allowed files, all steps together */
 
-/* An exec record's flags. */
-#define PROC_TRACE_F_KILLED 1 /* outside its step's exec scope: SIGKILL before it ran */
+/* A record's flags. */
+#define PROC_TRACE_F_KILLED 1	   /* exec: outside its step's exec scope, SIGKILL before it ran */
+#define PROC_TRACE_F_SENDMSG 2	   /* unix: a datagram sent, not a connect */
+#define PROC_TRACE_F_CG_MKDIR 4	   /* cgroup: a cgroup made */
+#define PROC_TRACE_F_CG_RMDIR 8	   /* cgroup: a cgroup removed */
+#define PROC_TRACE_F_CG_ATTACH 16  /* cgroup: a task moved into a cgroup (ppid: that task) */
+
+/* The attach types of the unix socket hooks (Linux 6.7), which this libbpf does not name. */
+#define PROC_TRACE_ATTACH_UNIX_CONNECT 49
+#define PROC_TRACE_ATTACH_UNIX_SENDMSG 50
+
+/* Bytes of a sysctl's new value a sysctl record carries (in argv). */
+#define PROC_TRACE_SYSCTL_VALUE_MAX 64
 
 /* A file a confined step may execute: the step's cgroup, the file's device (kernel encoding,
  * major << 20 | minor) and inode. */
@@ -36,6 +47,11 @@ enum proc_trace_kind {
 	PROC_TRACE_SOCKET,  /* socket() in a watched sandbox */
 	PROC_TRACE_CONNECT, /* connect() to an IPv4/IPv6 address */
 	PROC_TRACE_SENDMSG, /* sendmsg() with a destination (unconnected UDP) */
+	/* The escape indicators, rare in honest work: they carry text (path) and reserve a whole
+	 * record. */
+	PROC_TRACE_UNIX,   /* connect() or sendmsg() to a unix socket path (path, argv_len) */
+	PROC_TRACE_SYSCTL, /* a write to a /proc/sys file, refused (path: its name) */
+	PROC_TRACE_CGROUP, /* a cgroup made, removed or joined on the v2 hierarchy (path) */
 	PROC_TRACE_KINDS
 };
 
@@ -64,7 +80,8 @@ struct proc_trace_event {
 	__s32 hook_retval;
 	__u32 flags;		/* PROC_TRACE_F_* */
 	char comm[16];
-	/* Exec records only: the rest reserve the head alone (an eighth of the ring's room). */
+	/* Exec and escape-indicator records only: the rest reserve the head alone (an eighth of
+	 * the ring's room). */
 	char path[PROC_TRACE_PATH_MAX];
 	char argv[PROC_TRACE_ARGV_MAX];
 };

@@ -38,6 +38,9 @@ int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned lev
 int proc_tracer_drain(struct proc_tracer *t,
 		      int (*fn)(const struct proc_trace_event *e, void *data), void *data);
 
+/* A record kind's short name ("exec", "connect", "sysctl"...), for counters; "?" if unknown. */
+const char *proc_tracer_kind_name(unsigned kind);
+
 /* Records the kernel could not reserve room for, per kind, since the tracer started. */
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);
 

@@ -228,6 +228,13 @@ int detect_field_int(const char *fields, const char *key, int64_t *ret)
 	return 1;
 }
 
+int detect_field_true(const char *fields, const char *key)
+{
+	const char *v = fields ? field_value(fields, key) : NULL;
+
+	return v && strncmp(v, "true", 4) == 0;
+}
+
 int detect_tool_scope(const struct detect_state *st, const char *tool, char *const **programs,
 		      size_t *n_programs, char *const **children, size_t *n_children)
 {

@@ -88,4 +88,7 @@ int detect_field_str(const char *fields, const char *key, char *buf, size_t size
 /* The integer value of key; 1 and *ret if found, else 0. */
 int detect_field_int(const char *fields, const char *key, int64_t *ret);
 
+/* Whether the value of key is the literal true. */
+int detect_field_true(const char *fields, const char *key);
+
 #endif

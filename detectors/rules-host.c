@@ -1,11 +1,13 @@
 /*
- * Host rules: seccomp refusals of escape-class syscalls, the sandbox's memory and pids caps
- * biting or near, and the monitor going blind in the sandbox (lost events).
+ * Host rules: escape indicators (seccomp refusals of escape-class syscalls, sysctl writes, cgroup
+ * changes and the monitor's own sockets or store asked for from inside), the sandbox's memory and
+ * pids caps biting or near, and the monitor going blind in the sandbox (lost events).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "detect-internal.h"
+#include "macro.h"
 
 /*
  * Syscalls a tool has no use for and an escape needs, the ones the sandbox's seccomp filter
@@ -30,6 +32,10 @@ static int escape_class(const char *name)
 		"ioperm", "vm86", "vm86old", "reboot", "swapon", "swapoff", "acct", "quotactl",
 		"quotactl_fd", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog",
 		"fanotify_init",
+		/* identities: the sandbox's second filter refuses any change away from the tool's own
+		 * uid and gid (enforcer/seccomp-ids.c) */
+		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
+		"setfsgid", "setgroups",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -102,6 +108,43 @@ static int cpu_saturated(struct detect_state *st, const struct event *ev)
 	return (int)(pct > 100 ? 100 : pct);
 }
 
+/*
+ * What the process tracer's escape hooks saw: a sysctl write (a sandbox holds no capability, so
+ * one that reached the hook came from gained privilege; the kernel refused it), a v2 cgroup made,
+ * removed or joined from inside, a unix socket path that is the monitor's. 1 and the verdict.
+ */
+static size_t escape_indicator(const struct event *ev, struct detect_verdict *out)
+{
+	char what[128], op[16];
+
+	if (strcmp(ev->kind, "host.sysctl") == 0) {
+		if (!detect_field_str(ev->fields, "name", what, sizeof(what)))
+			strscpy(what, sizeof(what), "?");
+		detect_verdict_init(out, ev, "escape.sysctl-write", DETECT_CRITICAL);
+		snprintf(out->reason, sizeof(out->reason),
+			 "a write to sysctl %s from inside (refused in the kernel)", what);
+		return 1;
+	}
+	if (strcmp(ev->kind, "host.cgroup") == 0) {
+		if (!detect_field_str(ev->fields, "path", what, sizeof(what)))
+			strscpy(what, sizeof(what), "?");
+		if (!detect_field_str(ev->fields, "op", op, sizeof(op)))
+			strscpy(op, sizeof(op), "?");
+		detect_verdict_init(out, ev, "escape.cgroup-write", DETECT_CRITICAL);
+		snprintf(out->reason, sizeof(out->reason), "cgroup %s of %s from inside", op, what);
+		return 1;
+	}
+	if (strcmp(ev->kind, "net.unix") == 0 && detect_field_true(ev->fields, "monitor_path")) {
+		if (!detect_field_str(ev->fields, "path", what, sizeof(what)))
+			strscpy(what, sizeof(what), "?");
+		detect_verdict_init(out, ev, "escape.monitor-socket", DETECT_CRITICAL);
+		snprintf(out->reason, sizeof(out->reason), "a unix socket of the monitor's asked for: %s",
+			 what);
+		return 1;
+	}
+	return 0;
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
@@ -120,6 +163,8 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 "seccomp refused %s, an escape-class syscall", name);
 		return 1;
 	}
+	if ((k = escape_indicator(ev, out)) > 0)
+		return k;
 	/* The sandbox's own cgroup counts what happened in every step below it. */
 	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE) {
 		if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {

@@ -1,7 +1,7 @@
 /*
  * firebreak exec: one tool call. The gate checks the argv against the tool's scope before anything
  * runs; an allowed call runs in a new step cgroup, inside the sandbox's namespaces, as its
- * unprivileged uid, with no capabilities, no_new_privs, only the fds 0-2, and the seccomp filter.
+ * unprivileged uid, with no capabilities, no_new_privs, only the fds 0-2, and the seccomp filters.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -48,6 +48,7 @@ struct step_run {
 	char **argv;
 	char **envp;
 	struct sandbox_seccomp filter;
+	struct sandbox_seccomp ids; /* the second filter: no change of uid or gid */
 	const struct sandbox_state *st;
 };
 
@@ -86,6 +87,8 @@ _Noreturn static void child_main(const struct step_run *run)
 		r = privs_become(run->st->uid, run->st->gid);
 	if (r == 0)
 		r = sandbox_seccomp_apply(&run->filter);
+	if (r == 0)
+		r = sandbox_seccomp_apply(&run->ids);
 	if (r == 0) {
 		/* Only 0, 1 and 2 cross into the tool; the error pipe closes on exec. */
 		syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -361,7 +364,8 @@ int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *re
 	run.st = &st;
 	state_path(cfg, req->name, "seccomp.bpf", path, sizeof(path));
 	if ((r = state_path_trusted(path)) < 0 ||
-	    (r = sandbox_seccomp_read(path, &run.filter, st.seccomp_hash)) < 0) {
+	    (r = sandbox_seccomp_read(path, &run.filter, st.seccomp_hash)) < 0 ||
+	    (r = sandbox_seccomp_ids_build(st.uid, st.gid, &run.ids)) < 0) {
 		log_errno(r, "firebreak exec: the sandbox's seccomp filter %s", path);
 		goto out;
 	}

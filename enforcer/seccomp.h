@@ -8,6 +8,7 @@
 
 #include <linux/filter.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The largest filter we accept from the state dir, in BPF instructions (BPF_MAXINSNS). */
 #define SANDBOX_SECCOMP_MAX_INSNS 4096
@@ -35,6 +36,13 @@ int sandbox_seccomp_hash(const char *path, char ret[72]);
  * next: any failure must be fatal. Returns 0 or -errno.
  */
 int sandbox_seccomp_apply(const struct sandbox_seccomp *f);
+
+/*
+ * The second filter, stacked after the first: any change of user or group id away from uid and
+ * gid (the tool's own; -1 keeps one) is refused with EPERM, and setgroups always (seccomp-ids.c).
+ * 0 or -errno.
+ */
+int sandbox_seccomp_ids_build(uint32_t uid, uint32_t gid, struct sandbox_seccomp *ret);
 
 /* Calls fn for each syscall the filter refuses, with the errno it returns; for docs and tests. */
 void sandbox_seccomp_each_refused(void (*fn)(const char *name, int err, void *data), void *data);

@@ -13,6 +13,7 @@ const char *const policy_detector_rules[] = {
 	"monitor.blind",
 	"behavior.exec-out-of-scope",
 	"behavior.interpreter",	  "behavior.fork",	    "behavior.step-outlived",
+		"escape.sysctl-write", "escape.cgroup-write", "escape.monitor-socket",
 	NULL,
 };
 

@@ -7,6 +7,7 @@
 
 #include "macro.h"
 #include "nflog-events.h"
+#include "proc-tracer.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
 {
@@ -57,15 +58,17 @@ static json_t *writer_json(struct writer *w)
 /* The process tracer's stages: read from the ring, stored, waiting, dropped, lost in the kernel. */
 static json_t *proc_trace_json(struct daemon *d)
 {
-	static const char *const lost[] = { "lost_exec",    "lost_fork",    "lost_exit",
-					    "lost_socket",  "lost_connect", "lost_sendmsg" };
 	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "read", (json_int_t)d->proc_read,
 			      "read_ns", (json_int_t)d->proc_read_ns, "stored",
 			      (json_int_t)d->proc_events, "pending", (json_int_t)d->n_proc_pending,
 			      "unattributed", (json_int_t)d->proc_unattributed);
 
-	for (size_t k = 0; o && k < ARRAY_SIZE(lost); k++)
-		json_object_set_new(o, lost[k], json_integer((json_int_t)d->proc_lost[k]));
+	for (unsigned k = 0; o && k < PROC_TRACE_KINDS; k++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "lost_%s", proc_tracer_kind_name(k));
+		json_object_set_new(o, name, json_integer((json_int_t)d->proc_lost[k]));
+	}
 	return o;
 }
 

@@ -49,7 +49,7 @@ struct daemon {
 	uint64_t proc_read_ns;	     /* time spent taking them (and handing them to the writer) */
 	uint64_t proc_events;	     /* process records stored */
 	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
-	uint64_t proc_lost[8];	     /* the kernel's reservation failures, by kind, as last seen */
+	uint64_t proc_lost[16];	     /* the kernel's reservation failures, by kind, as last seen */
 	int64_t proc_lost_since;     /* when the tracer started */
 	struct hashmap *proc_loss_seen; /* sandbox → its loss as last reported */
 	int audit_fd;		     /* the audit read-log socket (seccomp refusals), or -1 */

@@ -134,6 +134,63 @@ static int small_fields(const struct proc_trace_event *e, char *buf, size_t size
 	return n + snprintf(buf + n, size - n, "}");
 }
 
+/* Whether path names one of the monitor's own files: its runtime dir (sockets) or its store's. */
+static int monitor_path(const struct daemon *d, const char *path)
+{
+	char store_dir[PATH_MAX], *slash;
+
+	strscpy(store_dir, sizeof(store_dir), d->cfg.db);
+	if ((slash = strrchr(store_dir, '/')) && slash != store_dir)
+		*slash = '\0';
+	/* Anywhere in the path: from outside its mount namespace an escaped process would go
+	 * through /proc/PID/root/... */
+	return (d->cfg.runtime_dir[0] && strstr(path, d->cfg.runtime_dir)) ||
+	       (slash && strstr(path, store_dir));
+}
+
+/*
+ * The fields of an escape indicator. net.unix: the path asked for ("@name" for an abstract one)
+ * and whether it is the monitor's; host.sysctl: the sysctl's name and the value written, refused
+ * in the kernel; host.cgroup: the v2 cgroup made, removed or joined, and by which task.
+ */
+static json_t *escape_fields(const struct daemon *d, const struct proc_trace_event *e)
+{
+	size_t len = e->argv_len < PROC_TRACE_ARGV_MAX ? e->argv_len : PROC_TRACE_ARGV_MAX;
+	char path[PROC_TRACE_PATH_MAX + 1];
+	json_t *f;
+
+	switch (e->kind) {
+	case PROC_TRACE_UNIX:
+		if (len > 0 && e->path[0] == '\0') {
+			path[0] = '@';
+			memcpy(path + 1, e->path + 1, len - 1);
+			path[len] = '\0';
+		} else {
+			memcpy(path, e->path, sizeof(e->path));
+			path[strnlen(e->path, len < sizeof(e->path) ? len : sizeof(e->path))] = '\0';
+		}
+		f = json_pack("{s:s, s:s%, s:b, s:I}", "op",
+			      e->flags & PROC_TRACE_F_SENDMSG ? "sendmsg" : "connect", "path", path,
+			      strlen(path), "monitor_path", path[0] != '@' && monitor_path(d, path),
+			      "cgroup_id", (json_int_t)e->cgroup_id);
+		return f;
+	case PROC_TRACE_SYSCTL:
+		return json_pack("{s:s%, s:s%, s:s, s:I}", "name", e->path,
+				 strnlen(e->path, sizeof(e->path)), "value", e->argv,
+				 strnlen(e->argv, len), "hook", "refused", "cgroup_id",
+				 (json_int_t)e->cgroup_id);
+	default:
+		f = json_pack("{s:s, s:s%, s:I}", "op",
+			      e->flags & PROC_TRACE_F_CG_MKDIR	 ? "mkdir" :
+			      e->flags & PROC_TRACE_F_CG_RMDIR ? "rmdir" : "attach",
+			      "path", e->path, strnlen(e->path, sizeof(e->path)), "cgroup_id",
+			      (json_int_t)e->cgroup_id);
+		if (f && (e->flags & PROC_TRACE_F_CG_ATTACH))
+			json_object_set_new(f, "moved_pid", json_integer(e->ppid));
+		return f;
+	}
+}
+
 /*
  * A record can beat the enforcer's report of its step (it is sent before the step starts, but the
  * loop may drain the ring buffer first), and a short step's cgroup can be gone by then: such
@@ -235,8 +292,10 @@ found:
 /* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
 static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 {
-	static const char *const kinds[] = { "proc.exec",   "proc.fork",   "proc.exit",
-					     "net.socket",  "net.connect", "net.sendmsg" };
+	static const char *const kinds[PROC_TRACE_KINDS] = {
+		"proc.exec",   "proc.fork", "proc.exit",   "net.socket",   "net.connect",
+		"net.sendmsg", "net.unix",  "host.sysctl", "host.cgroup",
+	};
 	struct writer_op op;
 	const char *sandbox, *tool;
 	struct store_sandbox *sb;
@@ -254,7 +313,9 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 	op.ev.ppid = (int32_t)e->ppid;
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
-	if (e->kind == PROC_TRACE_EXEC) {
+	if (e->kind >= PROC_TRACE_UNIX) {
+		r = writer_submit_event(d->writer, &op, escape_fields(d, e));
+	} else if (e->kind == PROC_TRACE_EXEC) {
 		/* Path and argv are the tool's bytes: jansson escapes them. */
 		json_t *f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
 				      strnlen(e->path, sizeof(e->path)), "argv", argv_json(e),
@@ -315,14 +376,11 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	if (!memcmp(seen->lost, lost, sizeof(seen->lost)))
 		return;
 	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, "monitor.loss");
-	f = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "stage",
-		      "kernel ring buffer", "exec", (json_int_t)(lost[0] - seen->lost[0]), "fork",
-		      (json_int_t)(lost[1] - seen->lost[1]), "exit",
-		      (json_int_t)(lost[2] - seen->lost[2]), "socket",
-		      (json_int_t)(lost[3] - seen->lost[3]), "connect",
-		      (json_int_t)(lost[4] - seen->lost[4]), "sendmsg",
-		      (json_int_t)(lost[5] - seen->lost[5]), "since", (json_int_t)seen->since,
-		      "until", (json_int_t)now);
+	f = json_pack("{s:s, s:I, s:I}", "stage", "kernel ring buffer", "since",
+		      (json_int_t)seen->since, "until", (json_int_t)now);
+	for (unsigned k = 0; f && k < PROC_TRACE_KINDS; k++)
+		json_object_set_new(f, proc_tracer_kind_name(k),
+				    json_integer((json_int_t)(lost[k] - seen->lost[k])));
 	writer_submit_event(d->writer, &op, f);
 	memcpy(seen->lost, lost, sizeof(seen->lost));
 	seen->since = now;

@@ -295,6 +295,45 @@ static void test_rules_the_policy_switches_off_stay_quiet(void **state)
 	detect_state_free(st);
 }
 
+/* The escape hooks' events: each fires critical; the sandbox's own unix socket and a path that
+ * merely mentions the flag's name inside its (escaped) text do not. */
+static void test_escape_indicators(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":105,\"name\":\"setuid\",\"action\":\"errno\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.seccomp");
+	assert_int_equal(feed(st, 2, SEC, "t", "host.sysctl",
+			      "{\"name\":\"kernel/core_pattern\",\"value\":\"|/x\",\"hook\":\"refused\"}",
+			      v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.sysctl-write");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_non_null(strstr(v[0].reason, "kernel/core_pattern"));
+	assert_int_equal(feed(st, 3, SEC, "t", "host.cgroup",
+			      "{\"op\":\"mkdir\",\"path\":\"/firebreak/s/x\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.cgroup-write");
+	assert_int_equal(feed(st, 4, SEC, "t", "net.unix",
+			      "{\"op\":\"connect\",\"path\":\"/tmp/own.sock\",\"monitor_path\":false}",
+			      v),
+			 0);
+	assert_int_equal(
+		feed(st, 5, SEC, "t", "net.unix",
+		     "{\"op\":\"connect\",\"path\":\"/x\\\",\\\"monitor_path\\\":true\",\"monitor_path\":false}",
+		     v),
+		0);
+	assert_int_equal(feed(st, 6, SEC, "t", "net.unix",
+			      "{\"op\":\"connect\",\"path\":\"/run/firebreak/control.sock\",\"monitor_path\":true}",
+			      v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.monitor-socket");
+	detect_state_free(st);
+}
+
 /* Every rule a verdict can name is one a policy can switch off. */
 static void test_every_rule_is_known_to_the_policy(void **state)
 {
@@ -306,6 +345,7 @@ static void test_every_rule_is_known_to_the_policy(void **state)
 		"monitor.blind",
 		"behavior.exec-out-of-scope",
 		"behavior.interpreter", "behavior.fork",	 "behavior.step-outlived",
+		"escape.sysctl-write", "escape.cgroup-write", "escape.monitor-socket",
 	};
 	size_t n = 0;
 
@@ -380,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_every_rule_is_known_to_the_policy),
 		cmocka_unit_test(test_cpu_saturation_over_a_window),
 		cmocka_unit_test(test_field_reader),
+		cmocka_unit_test(test_escape_indicators),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
