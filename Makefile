@@ -13,7 +13,7 @@ PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
 	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
-	libnl-route-3-dev
+	libnl-route-3-dev prometheus
 
 BUILD    := build
 CC       ?= gcc
@@ -22,7 +22,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wfo
 	    -Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
 	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -I$(BUILD)
 LDFLAGS  ?=
-LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpcap -lpthread
+LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpcap -lmicrohttpd -lpthread
 
 ifeq ($(V),1)
 Q :=

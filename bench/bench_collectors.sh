@@ -163,7 +163,7 @@ gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/getppid_loop" "$ROOT/bench/workload/getp
 # gcc's input: the source and the project headers it includes, in one tar for the sandbox (which
 # does not see the source tree) and unpacked on the host (in /dev/shm, like the sandbox's tmpfs).
 mkdir -p "$T/gcc" "$SHM/gcc" "$T/state" "$T/res"
-touch "$T/fb.conf"
+echo "listen = off" >"$T/fb.conf" # no HTTP API in the benchmarks
 (cd "$ROOT" && gcc -MM -Ilib -I build "$GCC_SRC") | sed 's/^[^:]*://; s/\\$//' | tr ' ' '\n' |
 	grep -v '^$' >"$T/gcc.deps" || die "gcc -MM $GCC_SRC"
 (cd "$ROOT" && tar cf "$T/gcc/src.tar" $(cat "$T/gcc.deps")) || die "tar of $GCC_SRC"

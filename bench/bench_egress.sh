@@ -111,7 +111,7 @@ for try in $(seq 30); do
 	sleep 10
 done
 
-printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$T/fb.conf"
+printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\nlisten = off\n' >"$T/fb.conf"
 "$PY" - "$POLICY" "$T/noegress.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))

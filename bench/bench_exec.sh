@@ -14,7 +14,7 @@ cleanup() {
 }
 trap cleanup EXIT
 POLICY=$ROOT/tests/policies/bench.json
-"$ROOT/build/firebreakd" --db "$T/fb.db" --runtime-dir "$T/run"
+"$ROOT/build/firebreakd" --listen off --db "$T/fb.db" --runtime-dir "$T/run"
 PID=$(cat "$T/run/firebreakd.pid")
 "$FB" --runtime-dir "$T/run" create bench-watched --policy "$POLICY"
 "$FB" --runtime-dir "$T/run" create bench-unwatched --policy "$POLICY" --unwatched 2>/dev/null

@@ -48,7 +48,7 @@ mkdir -p "$T/bin" "$T/world" && cp "$ROOT/build/firebreak" "$ROOT/build/firebrea
 fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
 WORLD_UP=1
 bash "$ROOT/tests/world/world.sh" up -t 600 "$T/world" >"$T/world.log" 2>&1 || die "world up"
-printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\ndetector_actions = off\n' >"$T/fb.conf"
+printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\ndetector_actions = off\nlisten = off\n' >"$T/fb.conf"
 "$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
 	>"$T/firebreakd.log" 2>&1 &
 DPID=$!

@@ -53,7 +53,7 @@ trap 'exit 130' INT TERM HUP
 exec 2> >(grep -v -e ' Killed ' >&2) # the killed trial processes, reported by this shell
 
 mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
-: >"$T/fb.conf"
+echo "listen = off" >"$T/fb.conf"
 fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
 "$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
 	>"$T/firebreakd.log" 2>&1 &

@@ -64,7 +64,7 @@ trap 'exit 130' INT TERM HUP
 
 mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy binaries"
 gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" || die "build the generator"
-printf 'proc_ring_size = %d\n' "$RING" >"$T/fb.conf"
+printf 'proc_ring_size = %d\nlisten = off\n' "$RING" >"$T/fb.conf"
 fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/state/fb.db" "$@"; }
 
 "$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/state/fb.db" --runtime-dir "$T/run" \

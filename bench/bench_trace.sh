@@ -27,7 +27,7 @@ gen() { # gen CLIENT RUN
 
 run() { # run SYNC CLIENTS
 	local sync=$1 clients=$2 db="$T/$1-$2.db"
-	printf 'sync = %s\n' "$sync" >"$T/conf"
+	printf 'sync = %s\nlisten = off\n' "$sync" >"$T/conf"
 	"$FBD" --config "$T/conf" --db "$db" --runtime-dir "$T/run"
 	PID=$(cat "$T/run/firebreakd.pid")
 	FIREBREAK_DB=$db FIREBREAK_RUNTIME_DIR=$T/run "$FB" register bench

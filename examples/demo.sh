@@ -53,6 +53,9 @@ mkdir -p "$WORLD"
 WORLD_UP=1
 bash "$ROOT/tests/world/world.sh" up -t 300 "$WORLD" >"$STATE/world.log" 2>&1 || die "world up: $(tail -5 "$STATE/world.log")"
 printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$STATE/firebreak.conf"
+# The HTTP API on a free loopback port, its tokens with the demo's state (not /etc/firebreak).
+printf 'listen = 127.0.0.1:0\nhttp_read_token = %s/http-read.token\nhttp_action_token = %s/http-action.token\n' \
+	"$STATE" "$STATE" >>"$STATE/firebreak.conf"
 
 echo "== firebreakd (store $STATE/firebreak.db)"
 "$ROOT/build/firebreakd" --foreground --config "$STATE/firebreak.conf" --db "$STATE/firebreak.db" \

@@ -17,6 +17,11 @@ void config_defaults(struct config *cfg)
 	strcpy(cfg->db, FB_DEFAULT_DB);
 	strcpy(cfg->runtime_dir, FB_DEFAULT_RUNTIME_DIR);
 	strcpy(cfg->listen, FB_DEFAULT_LISTEN);
+	strcpy(cfg->http_read_token, FB_DEFAULT_READ_TOKEN);
+	strcpy(cfg->http_action_token, FB_DEFAULT_ACTION_TOKEN);
+	cfg->http_uid = FB_DEFAULT_HTTP_UID;
+	cfg->http_clients_max = 256;
+	cfg->http_idle_timeout_ns = 30LL * NSEC_PER_SEC;
 	cfg->log_level = LOG_LEVEL_INFO;
 	cfg->batch_max = 4096;
 	cfg->queue_max = 262144;
@@ -84,8 +89,45 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 	if (strcmp(key, "runtime_dir") == 0)
 		return set_path(cfg->runtime_dir, value, err, errlen);
 	if (strcmp(key, "listen") == 0) {
-		if (!strchr(value, ':') || strscpy(cfg->listen, sizeof(cfg->listen), value) < 0) {
-			snprintf(err, errlen, "must be ADDRESS:PORT");
+		if ((strcmp(value, "off") != 0 && !strchr(value, ':')) ||
+		    strscpy(cfg->listen, sizeof(cfg->listen), value) < 0) {
+			snprintf(err, errlen, "must be ADDRESS:PORT or off");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(key, "http_read_token") == 0)
+		return set_path(cfg->http_read_token, value, err, errlen);
+	if (strcmp(key, "http_action_token") == 0)
+		return set_path(cfg->http_action_token, value, err, errlen);
+	if (strcmp(key, "http_uid") == 0) {
+		r = set_uint(&v, value, 1, 0xfffffffe, err, errlen);
+		if (r == 0)
+			cfg->http_uid = (uint32_t)v;
+		return r;
+	}
+	if (strcmp(key, "http_clients_max") == 0) {
+		r = set_uint(&v, value, 1, 4096, err, errlen);
+		if (r == 0)
+			cfg->http_clients_max = (unsigned)v;
+		return r;
+	}
+	if (strcmp(key, "http_idle_timeout") == 0) {
+		r = set_duration(&cfg->http_idle_timeout_ns, value, 0, err, errlen);
+		if (r == 0 && (cfg->http_idle_timeout_ns < NSEC_PER_SEC ||
+			       cfg->http_idle_timeout_ns > 3600 * NSEC_PER_SEC)) {
+			snprintf(err, errlen, "must be 1s to 1h");
+			return -EINVAL;
+		}
+		return r;
+	}
+	if (strcmp(key, "http_cors_origin") == 0) {
+		/* One origin, as a browser sends it: scheme://host[:port], nothing a header could
+		 * be split with. */
+		if ((strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0) ||
+		    strpbrk(value, " \t\r\n,;\"") ||
+		    strscpy(cfg->http_cors_origin, sizeof(cfg->http_cors_origin), value) < 0) {
+			snprintf(err, errlen, "must be one origin, http(s)://host[:port]");
 			return -EINVAL;
 		}
 		return 0;

@@ -15,6 +15,11 @@
 #define FB_DEFAULT_DB "/var/lib/firebreak/firebreak.db"
 #define FB_DEFAULT_RUNTIME_DIR "/run/firebreak"
 #define FB_DEFAULT_LISTEN "127.0.0.1:9137"
+#define FB_DEFAULT_READ_TOKEN "/etc/firebreak/http-read.token"
+#define FB_DEFAULT_ACTION_TOKEN "/etc/firebreak/http-action.token"
+/* The HTTP child's uid and gid: unassigned on Debian (system users end at 999, the sandboxes'
+ * range starts at 420000), owned by no file. */
+#define FB_DEFAULT_HTTP_UID 419999
 #define FB_CONTROL_SOCKET "control.sock"
 #define FB_TRACE_SOCKET "trace.sock"
 #define FB_PID_FILE "firebreakd.pid"
@@ -23,7 +28,13 @@
 struct config {
 	char db[PATH_MAX];
 	char runtime_dir[PATH_MAX];
-	char listen[128];
+	char listen[128];		  /* the HTTP API's ADDRESS:PORT, or "off" */
+	char http_read_token[PATH_MAX];	  /* the read token's file (root's, 0600) */
+	char http_action_token[PATH_MAX]; /* the action token's file */
+	uint32_t http_uid;		  /* the HTTP child runs as this uid and gid */
+	char http_cors_origin[256];	  /* "" = no CORS headers */
+	unsigned http_clients_max;	  /* HTTP connections at once */
+	int64_t http_idle_timeout_ns;	  /* a connection silent this long is closed (not streams) */
 	int log_level;
 	unsigned batch_max;		  /* store ops per transaction */
 	uint64_t queue_max;		  /* ops waiting for the store before ingest pauses */

@@ -124,9 +124,10 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 		 "SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
 		 "e.ppid, e.uid, e.comm, e.fields FROM events e %s "
 		 "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
-		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 %s "
+		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 %s %s "
 		 "ORDER BY e.ts, e.id %s",
 		 by_step ? "" : "INDEXED BY events_by_sandbox_ts",
+		 q->after_id > 0 ? "AND (e.ts > ?7 OR e.id > ?8)" : "",
 		 by_step ? "AND e.step BETWEEN ?4 AND ?5 AND e.id BETWEEN "
 			   "(SELECT min(first_id) FROM step_spans WHERE sandbox_id = ?1 AND step "
 			   "BETWEEN ?4 AND ?5) AND (SELECT max(last_id) FROM step_spans WHERE "
@@ -137,7 +138,7 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	if (rc != SQLITE_OK)
 		return store_error(s, rc, "prepare timeline");
 	sqlite3_bind_int64(st, 1, q->sandbox_id);
-	sqlite3_bind_int64(st, 2, q->since);
+	sqlite3_bind_int64(st, 2, q->after_id > 0 && q->after_ts > q->since ? q->after_ts : q->since);
 	sqlite3_bind_int64(st, 3, q->until > 0 ? q->until : INT64_MAX);
 	if (by_step) {
 		sqlite3_bind_int64(st, 4, q->step_lo);
@@ -145,6 +146,10 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	}
 	if (q->limit > 0)
 		sqlite3_bind_int64(st, 6, q->limit);
+	if (q->after_id > 0) {
+		sqlite3_bind_int64(st, 7, q->after_ts);
+		sqlite3_bind_int64(st, 8, q->after_id);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct event ev;
 
@@ -155,6 +160,97 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	}
 	if (r == 0 && rc != SQLITE_DONE)
 		r = store_error(s, rc, "read timeline");
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Runs a prepared event query (the timeline's columns), calling cb per row. */
+static int each_event(struct store *s, sqlite3_stmt *st, const char *what,
+		      int (*cb)(const struct event *ev, void *data), void *data)
+{
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct event ev;
+
+		read_event(st, &ev);
+		if ((r = cb(&ev, data)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, what);
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define EVENT_COLUMNS                                                                              \
+	"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "      \
+	"e.ppid, e.uid, e.comm, e.fields FROM events e LEFT JOIN sandboxes s ON s.id = "           \
+	"e.sandbox_id "
+
+int store_events_after(struct store *s, int64_t after_id, int64_t limit,
+		       int (*cb)(const struct event *ev, void *data), void *data)
+{
+	static const char sql[] = EVENT_COLUMNS "WHERE e.id > ?1 ORDER BY e.id LIMIT ?2";
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare events after");
+	sqlite3_bind_int64(st, 1, after_id);
+	sqlite3_bind_int64(st, 2, limit > 0 ? limit : INT64_MAX);
+	return each_event(s, st, "read events after", cb, data);
+}
+
+int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
+		       int (*cb)(const struct event *ev, void *data), void *data)
+{
+	/* Backwards along the sandbox's time index: the latest sample is near the end. */
+	static const char sql[] =
+		"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
+		"e.ppid, e.uid, e.comm, e.fields FROM events e INDEXED BY events_by_sandbox_ts "
+		"LEFT JOIN sandboxes s ON s.id = e.sandbox_id WHERE e.sandbox_id = ?1 AND "
+		"e.kind = ?2 AND e.step IS NULL ORDER BY e.ts DESC LIMIT 1";
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare latest event");
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	return each_event(s, st, "read latest event", cb, data);
+}
+
+int store_incident_detections(struct store *s, int64_t incident_id,
+			      int (*cb)(const struct store_detection_row *det, void *data),
+			      void *data)
+{
+	static const char sql[] = "SELECT id, ts, step, rule, severity, policy_hash, event_ids, "
+				  "reason FROM detections INDEXED BY detections_by_incident "
+				  "WHERE incident_id = ?1 ORDER BY ts, id";
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r = 0;
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare detections");
+	sqlite3_bind_int64(st, 1, incident_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_detection_row det = { 0 };
+
+		det.id = sqlite3_column_int64(st, 0);
+		det.ts = sqlite3_column_int64(st, 1);
+		det.step = sqlite3_column_type(st, 2) == SQLITE_NULL ? EVENT_STEP_NONE
+								      : sqlite3_column_int64(st, 2);
+		copy_column(st, 3, det.rule, sizeof(det.rule));
+		copy_column(st, 4, det.severity, sizeof(det.severity));
+		copy_column(st, 5, det.policy_hash, sizeof(det.policy_hash));
+		det.event_ids = (const char *)sqlite3_column_text(st, 6);
+		det.reason = (const char *)sqlite3_column_text(st, 7);
+		if ((r = cb(&det, data)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, "read detections");
 	sqlite3_finalize(st);
 	return r;
 }

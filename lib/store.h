@@ -97,6 +97,8 @@ struct store_timeline_query {
 	int64_t step_lo; /* inclusive; EVENT_STEP_NONE = any step */
 	int64_t step_hi; /* inclusive */
 	int64_t limit;	 /* 0 = all */
+	/* A cursor: only events after (after_ts, after_id) in (ts, id) order; after_id 0 = none. */
+	int64_t after_ts, after_id;
 };
 
 /*
@@ -105,6 +107,27 @@ struct store_timeline_query {
  */
 int store_timeline(struct store *s, const struct store_timeline_query *q,
 		   int (*cb)(const struct event *ev, void *data), void *data);
+
+/* Calls cb with each event whose id is above after_id, in id order, at most limit; as timeline. */
+int store_events_after(struct store *s, int64_t after_id, int64_t limit,
+		       int (*cb)(const struct event *ev, void *data), void *data);
+
+/* Calls cb with the latest event of kind of the sandbox's own (no step), if any; as timeline. */
+int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
+		       int (*cb)(const struct event *ev, void *data), void *data);
+
+/* One verdict as stored (the detections table). */
+struct store_detection_row {
+	int64_t id, ts, step; /* step: EVENT_STEP_NONE if none */
+	char rule[64], severity[16], policy_hash[80];
+	const char *event_ids; /* JSON array text, valid during the callback */
+	const char *reason;
+};
+
+/* Calls cb with each detection of incident_id, oldest first; stops at cb's non-zero value. */
+int store_incident_detections(struct store *s, int64_t incident_id,
+			      int (*cb)(const struct store_detection_row *det, void *data),
+			      void *data);
 
 /* Counts the events of a sandbox (0 = all sandboxes). */
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);

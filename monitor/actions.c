@@ -230,7 +230,13 @@ int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action
 void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 	       json_t *req)
 {
-	struct action_request rq = { .requested_by = "cli" };
+	action_op_by(d, ls, token, lineno, req, "cli");
+}
+
+void action_op_by(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		  json_t *req, const char *requested_by)
+{
+	struct action_request rq = { .requested_by = requested_by };
 	const char *op, *name, *reason = NULL;
 	struct store_sandbox *sb;
 	json_error_t jerr;

@@ -71,4 +71,8 @@ void action_record(struct daemon *d, const struct store_sandbox *sb,
 void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 	       json_t *req);
 
+/* The same, for a request that came another way ("http": the HTTP API's channel). */
+void action_op_by(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		  json_t *req, const char *requested_by);
+
 #endif

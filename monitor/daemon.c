@@ -8,6 +8,7 @@
 #include "macro.h"
 #include "nflog-events.h"
 #include "proc-tracer.h"
+#include "http.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
 {
@@ -79,7 +80,7 @@ json_t *daemon_stats_json(struct daemon *d)
 	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++)
 		json_object_set_new(refused, trace_error_to_string(e),
 				    json_integer((json_int_t)d->trace_counters.refused[e]));
-	return json_pack(
+	json_t *o = json_pack(
 		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:o, "
 		"s:o, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
 		"started_ts", (json_int_t)d->started_ns, "sandboxes",
@@ -105,4 +106,8 @@ json_t *daemon_stats_json(struct daemon *d)
 		(json_int_t)d->nflog_kernel_drops, "syscall_recorder", "sandboxes",
 		(json_int_t)d->n_recorders, "stored", (json_int_t)d->syscall_events, "unattributed",
 		(json_int_t)d->syscall_unattributed, "lost", (json_int_t)d->syscall_lost);
+
+	if (o)
+		json_object_set_new(o, "http", http_stats_json(d));
+	return o;
 }

@@ -14,7 +14,7 @@
 #include "trace.h"
 #include "writer.h"
 
-enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2 };
+enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2, LINESERVER_HTTP = 3 };
 
 struct trace_counters {
 	uint64_t accepted;   /* stored as new */
@@ -38,6 +38,7 @@ struct proc_pending;
 struct nflog_state;
 struct syscall_recorder;
 struct hashmap;
+struct metrics;
 
 struct daemon {
 	struct config cfg;
@@ -91,6 +92,19 @@ struct daemon {
 	struct registry *registry;
 	struct lineserver *trace;
 	struct lineserver *control;
+	/* The HTTP API (monitor/http-core.c): its unprivileged child and the channel to it. */
+	struct metrics *metrics;
+	struct lineserver *http;     /* the channel's requests, as one client */
+	int http_listen_fd;	     /* the TCP socket the child serves, or -1 (listen = off) */
+	int http_port;		     /* its port (the configured one, or the one given for 0) */
+	pid_t http_pid;		     /* the child, or 0 */
+	int http_pidfd;
+	int64_t http_started_ns;     /* monotonic, of the running child */
+	int64_t http_restart_at_ns;  /* monotonic: when to start it again; 0 = not due */
+	int64_t http_backoff_ns;
+	uint64_t http_restarts;
+	uint64_t http_refused;	     /* channel requests refused by the dispatch table */
+	char **argv;		     /* the daemon's own arguments: the child gets them too */
 	gid_t group; /* the firebreak group, or (gid_t)-1 */
 	int64_t started_ns;
 	struct trace_counters trace_counters;

@@ -289,7 +289,6 @@ static void accept_event(struct loop *l, int lfd, uint32_t events, void *data)
 
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		size_t slot;
 		int r;
 
 		if (fd < 0) {
@@ -307,40 +306,52 @@ static void accept_event(struct loop *l, int lfd, uint32_t events, void *data)
 			close(fd);
 			continue;
 		}
-		for (slot = 0; slot < ls->cfg.clients_max; slot++)
-			if (ls->clients[slot].fd < 0)
-				break;
-		if (slot == ls->cfg.clients_max || ls->stopped) {
-			ls->stats.refused_full++;
-			if (log_ratelimit_ok(&ls->rl))
-				log_warn("%s: refused a client: %u connected already", ls->cfg.name,
-					 ls->cfg.clients_max);
-			send_refusal(fd, ls->stopped ? "shutting down" : "too many clients");
+		if (lineserver_add_client(ls, fd, -1) < 0)
 			close(fd);
-			continue;
-		}
-		struct client *c = &ls->clients[slot];
+	}
+}
+
+int lineserver_add_client(struct lineserver *ls, int fd, int root)
+{
+	size_t slot;
+
+	for (slot = 0; slot < ls->cfg.clients_max; slot++)
+		if (ls->clients[slot].fd < 0)
+			break;
+	if (slot == ls->cfg.clients_max || ls->stopped) {
+		ls->stats.refused_full++;
+		if (log_ratelimit_ok(&ls->rl))
+			log_warn("%s: refused a client: %u connected already", ls->cfg.name,
+				 ls->cfg.clients_max);
+		send_refusal(fd, ls->stopped ? "shutting down" : "too many clients");
+		return -EBUSY;
+	}
+	struct client *c = &ls->clients[slot];
+
+	if (root < 0) {
 		struct ucred cred;
 		socklen_t credlen = sizeof(cred);
 
-		c->root = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 && cred.uid == 0;
-		c->fd = fd;
-		c->in_len = c->out_len = c->out_off = 0;
-		c->discarding = c->eof = 0;
-		c->lines_in = c->replies_out = 0;
-		c->last_active = time_mono_ns();
-		c->stalled_since = 0;
-		c->events = (ls->paused || ls->stopped) ? 0 : EPOLLIN;
-		c->ls = ls;
-		c->slot = slot;
-		if (loop_add(ls->loop, fd, c->events, client_event, c) < 0) {
-			close(fd);
-			c->fd = -1;
-			continue;
-		}
-		ls->stats.accepted++;
-		ls->stats.clients++;
+		root = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 &&
+		       cred.uid == 0;
 	}
+	c->root = root;
+	c->fd = fd;
+	c->in_len = c->out_len = c->out_off = 0;
+	c->discarding = c->eof = 0;
+	c->lines_in = c->replies_out = 0;
+	c->last_active = time_mono_ns();
+	c->stalled_since = 0;
+	c->events = (ls->paused || ls->stopped) ? 0 : EPOLLIN;
+	c->ls = ls;
+	c->slot = slot;
+	if (loop_add(ls->loop, fd, c->events, client_event, c) < 0) {
+		c->fd = -1;
+		return -ENOMEM;
+	}
+	ls->stats.accepted++;
+	ls->stats.clients++;
+	return 0;
 }
 
 int lineserver_new(struct loop *l, struct writer *w, int fd, const struct lineserver_config *cfg,
@@ -371,7 +382,7 @@ int lineserver_new(struct loop *l, struct writer *w, int fd, const struct linese
 	}
 	for (unsigned i = 0; i < cfg->clients_max; i++)
 		ls->clients[i].fd = -1;
-	r = loop_add(l, fd, EPOLLIN, accept_event, ls);
+	r = fd >= 0 ? loop_add(l, fd, EPOLLIN, accept_event, ls) : 0;
 	if (r < 0) {
 		free(ls->clients);
 		free(ls);
@@ -422,6 +433,8 @@ void lineserver_complete(struct lineserver *ls, const struct writer_completion *
 
 void lineserver_flush(struct lineserver *ls)
 {
+	if (!ls)
+		return;
 	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
 		struct client *c = &ls->clients[i];
 
@@ -453,6 +466,8 @@ int lineserver_reply(struct lineserver *ls, uint64_t token, const char *reply)
 
 void lineserver_tick(struct lineserver *ls)
 {
+	if (!ls)
+		return;
 	uint64_t now = time_mono_ns();
 
 	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
@@ -485,6 +500,8 @@ void lineserver_tick(struct lineserver *ls)
 
 void lineserver_pause(struct lineserver *ls, int pause)
 {
+	if (!ls)
+		return;
 	if (ls->paused == pause)
 		return;
 	ls->paused = pause;
@@ -495,6 +512,8 @@ void lineserver_pause(struct lineserver *ls, int pause)
 
 void lineserver_stop_input(struct lineserver *ls)
 {
+	if (!ls)
+		return;
 	ls->stopped = 1;
 	if (ls->listen_fd >= 0) {
 		loop_remove(ls->loop, ls->listen_fd);
@@ -508,6 +527,8 @@ void lineserver_stop_input(struct lineserver *ls)
 
 void lineserver_flush_and_close(struct lineserver *ls, uint64_t timeout_ns)
 {
+	if (!ls)
+		return;
 	uint64_t deadline = time_mono_ns() + timeout_ns;
 
 	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {

@@ -53,9 +53,18 @@ struct lineserver_stats {
 	unsigned clients;
 };
 
-/* Listens on fd (already bound) in loop l, submitting to w. Returns 0 and *ret, or -errno. */
+/*
+ * Listens on fd (already bound) in loop l, submitting to w; fd -1: no listener, clients come only
+ * through lineserver_add_client. Returns 0 and *ret, or -errno.
+ */
 int lineserver_new(struct loop *l, struct writer *w, int fd, const struct lineserver_config *cfg,
 		   const struct lineserver_ops *ops, void *data, struct lineserver **ret);
+
+/*
+ * Serves fd (connected, non-blocking) as a client, trusted as root (root 1) or not (0), or as its
+ * peer credentials say (-1). Takes fd on success; -EBUSY (full or stopping) or -errno.
+ */
+int lineserver_add_client(struct lineserver *ls, int fd, int root);
 
 /* Closes every client and the listening fd; accepts NULL. */
 void lineserver_free(struct lineserver *ls);
@@ -65,6 +74,8 @@ unsigned lineserver_token_server(uint64_t token);
 
 /* Queues one completion's reply for its client (dropped and counted if the client is gone). */
 void lineserver_complete(struct lineserver *ls, const struct writer_completion *c);
+
+/* (These five accept NULL: a server that was never started.) */
 
 /* Sends what replies are queued and updates each client's state; after a round of completions. */
 void lineserver_flush(struct lineserver *ls);

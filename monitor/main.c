@@ -28,6 +28,8 @@
 #include "unixsock.h"
 #include "verdicts.h"
 #include "watchdog.h"
+#include "http.h"
+#include "metrics.h"
 
 #ifndef FB_VERSION
 #define FB_VERSION "0.1"
@@ -156,6 +158,13 @@ static void complete_one(const struct writer_completion *c, void *data)
 	case LINESERVER_CONTROL:
 		lineserver_complete(d->control, c);
 		break;
+	case LINESERVER_HTTP:
+		if (d->http) {
+			lineserver_complete(d->http, c);
+			break;
+		}
+		/* The API was stopped: like a completion for no known server. */
+		__attribute__((fallthrough));
 	default:
 		free(c->msg);
 		log_error("a store completion for no known server (token %llx)",
@@ -171,10 +180,12 @@ static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
 	writer_dispatch(d->writer, complete_one, d);
 	lineserver_flush(d->trace);
 	lineserver_flush(d->control);
+	lineserver_flush(d->http);
 	/* Backpressure: reading from clients pauses while the writer's queue is full. */
 	full = writer_full(d->writer);
 	lineserver_pause(d->trace, full);
 	lineserver_pause(d->control, full);
+	lineserver_pause(d->http, full);
 	proc_events_backpressure(d);
 }
 
@@ -184,10 +195,12 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 
 	lineserver_tick(d->trace);
 	lineserver_tick(d->control);
+	lineserver_tick(d->http);
 	adopt_reap(d); /* an adopted container that ended */
 	if (writer_full(d->writer)) {
 		lineserver_pause(d->trace, 1);
 		lineserver_pause(d->control, 1);
+		lineserver_pause(d->http, 1);
 	}
 }
 
@@ -216,6 +229,7 @@ static void on_proc_tick(struct loop *l, uint64_t n, void *data)
 static void on_watchdog_tick(struct loop *l, uint64_t n, void *data)
 {
 	watchdog_tick(data);
+	http_tick(data); /* a dead HTTP child, due to start again */
 }
 
 static void on_signal(struct loop *l, int signo, void *data)
@@ -228,6 +242,7 @@ static void on_signal(struct loop *l, int signo, void *data)
 		return; /* reserved for reloading the config; ignored until there is one */
 	log_info("signal %d: flushing every accepted event, then exiting", signo);
 	watchdog_stop(d); /* a clean stop: nothing is to be frozen */
+	http_stop(d);	  /* the API first: no new requests while the rest drains */
 	lineserver_stop_input(d->trace);
 	lineserver_stop_input(d->control);
 	/* writer_stop applies everything queued; then the last acks go out. */
@@ -358,7 +373,8 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1 };
+	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1,
+			     .http_listen_fd = -1, .http_pidfd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
 	char path[PATH_MAX + 64], dbdir[PATH_MAX];
@@ -370,6 +386,15 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--watchdog") == 0)
 		return watchdog_main(argv[2]);
 	config_defaults(&d.cfg);
+	/* The HTTP child: this binary again, with the daemon's own arguments (monitor/http.h). */
+	if (argc >= 2 && strcmp(argv[1], "--http-child") == 0) {
+		argv[1] = argv[0];
+		if (parse_args(argc - 1, argv + 1, &d.cfg, &foreground) < 0)
+			return 1;
+		log_max_level = d.cfg.log_level;
+		return http_child_main(&d.cfg, foreground);
+	}
+	d.argv = argv;
 	if (parse_args(argc, argv, &d.cfg, &foreground) < 0)
 		return 1;
 	log_max_level = d.cfg.log_level;
@@ -439,6 +464,10 @@ int main(int argc, char **argv)
 	adopt_scan(&d);
 	if (start_servers(&d) < 0)
 		return 1;
+	if ((r = metrics_new(&d.metrics)) < 0)
+		return log_errno(r, "metrics"), 1;
+	if (http_start(&d) < 0)
+		return 1;
 	if ((r = hashmap_new(&d.exec_scopes)) < 0)
 		return log_errno(r, "exec scopes"), 1;
 	if ((r = proc_events_start(&d)) < 0)
@@ -475,8 +504,10 @@ int main(int argc, char **argv)
 	proc_events_stop(&d);
 	seccomp_events_stop(&d);
 	nflog_events_stop(&d);
+	http_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
+	metrics_free(d.metrics);
 	verdicts_stop(&d);
 	free(d.resumed_steps); /* if the tracer never started */
 	writer_free(d.writer);

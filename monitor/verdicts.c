@@ -10,6 +10,7 @@
 #include "detect.h"
 #include "hashmap.h"
 #include "macro.h"
+#include "metrics.h"
 #include "policies.h"
 #include "policy.h"
 #include "timeutil.h"
@@ -113,6 +114,7 @@ static int observe(const struct event *ev, void *data)
 	struct store_sandbox *sb;
 	size_t n;
 
+	metrics_observe(d->metrics, ev);
 	/* A sandbox that is gone (its last records arrive after it) has nothing left to judge. */
 	if (!ev->sandbox[0] || !(sb = registry_find(d->registry, ev->sandbox)) ||
 	    strcmp(sb->state, "destroyed") == 0 || strcmp(sb->state, "unwatched") == 0 ||

@@ -42,6 +42,8 @@ class World:
 
     def start(self, *extra, config=None):
         args = [FBD, "--foreground", "--db", self.db, "--runtime-dir", self.run]
+        # These tests do not use the HTTP API: no port, no tokens on the host.
+        config = dict({"listen": "off"}, **(config or {}))
         if config:
             path = os.path.join(self.dir, "firebreakd.conf")
             with open(path, "w") as f:

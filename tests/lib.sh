@@ -31,7 +31,13 @@ fb_setup() {
 	FB_LOG=$T/firebreakd.log
 	# The enforcer's commands take no FIREBREAK_* variable (the agent may control a harness's
 	# environment): every call names the test's runtime dir, store and config with flags.
-	touch "$T/firebreak.conf"
+	# The HTTP API on a port of the kernel's choosing (status --json says which), its tokens in
+	# the test's directory: never the host's /etc/firebreak or port 9137.
+	cat >"$T/firebreak.conf" <<CONF
+listen = 127.0.0.1:0
+http_read_token = $T/http-read.token
+http_action_token = $T/http-action.token
+CONF
 	FB_CONF=$T/firebreak.conf
 	cat >"$T/fb" <<WRAP
 #!/bin/sh
@@ -71,7 +77,8 @@ assert_eq() {
 
 # Starts firebreakd in the foreground (as a child we own) with extra args; waits until it answers.
 start_daemon() {
-	"$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" "$@" \
+	"$FBD" --foreground --config "$FB_CONF" --db "$FIREBREAK_DB" \
+		--runtime-dir "$FIREBREAK_RUNTIME_DIR" "$@" \
 		>>"$FB_LOG" 2>&1 &
 	DAEMON_PID=$!
 	FB_PIDS="$FB_PIDS $DAEMON_PID"
@@ -177,5 +184,26 @@ world_up() {
 		cat "$T/world-up.log"
 		fail "world up"
 	}
-	printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$FB_CONF"
+	printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >>"$FB_CONF"
+}
+
+# The HTTP API of the running daemon (tests start it on a port of the kernel's choosing).
+http_port() {
+	"$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["port"])'
+}
+http_child_pid() {
+	"$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["child_pid"])'
+}
+# api TOKEN METHOD PATH [CURL ARGS...]: the body on stdout; the status in $T/status.
+api() {
+	local token=$1 method=$2 path=$3
+	shift 3
+	curl -sS --path-as-is -o "$T/body" -w '%{http_code}' -X "$method" \
+		${token:+-H "Authorization: Bearer $token"} "$@" \
+		"http://127.0.0.1:$HTTP_PORT$path" >"$T/status"
+	cat "$T/body"
+}
+# expect_status CODE WHAT: the last api call's status.
+expect_status() {
+	assert_eq "$(cat "$T/status")" "$1" "$2"
 }

@@ -19,8 +19,8 @@ fi
 ok "an unprivileged user cannot reach the control socket"
 
 # A second daemon on the same store and runtime dir is refused and the first keeps serving.
-if "$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" \
-	>"$T/second.log" 2>&1; then
+if "$FBD" --foreground --config "$FB_CONF" --db "$FIREBREAK_DB" \
+	--runtime-dir "$FIREBREAK_RUNTIME_DIR" >"$T/second.log" 2>&1; then
 	fail "a second firebreakd started on the same runtime dir"
 fi
 grep -q "another firebreakd already uses" "$T/second.log" || fail "second daemon gave no clear reason"
@@ -70,7 +70,7 @@ ok "an unknown config key is named"
 ok "a missing --config file is an error"
 
 # The config file is read and flags win over it.
-printf 'db = %s/other.db\nlog_level = debug\n' "$T" >"$T/good.conf"
+{ cat "$FB_CONF"; printf 'db = %s/other.db\nlog_level = debug\n' "$T"; } >"$T/good.conf"
 start_daemon --config "$T/good.conf"
 [ -e "$T/other.db" ] && fail "--db did not win over the config file"
 ok "--db wins over the config file"
@@ -79,7 +79,8 @@ stop_daemon
 # A store of a newer schema is refused with a clear message, and left as it was.
 version=$(sqlite3 "$FIREBREAK_DB" "PRAGMA user_version")
 sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = 99"
-"$FBD" --foreground --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" >"$T/newer.log" 2>&1
+"$FBD" --foreground --config "$FB_CONF" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" \
+	>"$T/newer.log" 2>&1
 assert_eq "$?" "1" "a newer store stops firebreakd"
 grep -q "schema version 99 is newer" "$T/newer.log" || fail "no clear message: $(cat "$T/newer.log")"
 assert_eq "$(sqlite3 "$FIREBREAK_DB" "PRAGMA user_version")" "99" "the newer store is untouched"
@@ -88,7 +89,8 @@ ok "the CLI refuses a newer store too"
 
 # The daemon mode (no --foreground) detaches and still answers, and SIGTERM ends it.
 sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = $version"
-"$FBD" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" || fail "daemon mode start"
+"$FBD" --config "$FB_CONF" --db "$FIREBREAK_DB" --runtime-dir "$FIREBREAK_RUNTIME_DIR" ||
+	fail "daemon mode start"
 pid=$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")
 FB_PIDS="$FB_PIDS $pid"
 check "the detached daemon answers" "$FB" status

@@ -6,8 +6,8 @@
 # workspace shows as its use, and the detectors say the workspace is nearly full (an alert).
 . "$(dirname "$0")/../lib.sh"
 fb_setup
-printf 'stats_period = 100ms\n' >"$T/firebreakd.conf"
-start_daemon --config "$T/firebreakd.conf"
+printf 'stats_period = 100ms\n' >>"$FB_CONF"
+start_daemon
 create_sandbox st1 "$FB_ROOT/tests/policies/attack.json"
 copy_in st1 "$FB_ROOT/tests/attacks/spinner.py"
 copy_in st1 "$FB_ROOT/tests/attacks/balloon.py"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 N=1000
-printf 'proc_ring_size = 4096\n' >"$FB_CONF"
+printf 'proc_ring_size = 4096\n' >>"$FB_CONF"
 detectors_record_only # 1,000 connects by a tool without egress would be frozen
 start_daemon --config "$FB_CONF"
 create_sandbox pl1 "$FB_ROOT/tests/policies/attack.json"

@@ -16,7 +16,7 @@ FB_CLEANUP_AFTER='bash "$WORLDSH" client-down "$WORLD" 1 >/dev/null 2>&1; bash "
 bash "$WORLDSH" up -t 300 "$WORLD" >"$T/world-up.log" 2>&1 || { cat "$T/world-up.log"; fail "world up"; }
 bash "$WORLDSH" client-up "$WORLD" 1 >/dev/null || fail "client-up"
 assert_eq "$(nsenter --net=$HOSTNS cat /proc/sys/net/ipv4/ip_forward)" "0" "the stand-in host does not forward"
-printf 'gate_dns_upstream = 198.51.100.53\n' >"$FB_CONF"
+printf 'gate_dns_upstream = 198.51.100.53\n' >>"$FB_CONF"
 # "in the host": the enforcer's own network namespace is the stand-in's.
 fbh() { nsenter --net=$HOSTNS "$FB" "$@"; }
 FB_SANDBOXES="$FB_SANDBOXES up1"

@@ -1,0 +1,765 @@
+/*
+ * The HTTP API's routes (docs/api.md), in the unprivileged child. Reads go to the store, opened
+ * read-only; the three actions and trace ingest go to the core over the channel. Every request is
+ * routed first (404, 405), then authorised (401, 403), then judged (400, 413): a bad one gets its
+ * status and a JSON reason and costs nothing else.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http-child.h"
+#include "incident.h"
+#include "log.h"
+#include "macro.h"
+#include "store.h"
+#include "timeutil.h"
+
+#define ACTION_BODY_MAX 4096
+#define TRACE_BODY_MAX (4 << 20)
+#define TRACE_LINES_MAX 10000
+#define TIMELINE_LIMIT_DEFAULT 1000
+#define TIMELINE_LIMIT_MAX 10000
+
+enum auth { AUTH_NONE, AUTH_READ, AUTH_ACTION };
+
+struct request {
+	char *body;
+	size_t len, cap, max;
+	int too_large;
+};
+
+/* A growing text buffer for responses built by hand (timelines). */
+struct buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn,
+			       unsigned status, const char *type, char *body, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	const char *origin;
+	enum MHD_Result r;
+
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"firebreak\"");
+	if (status == 405)
+		MHD_add_response_header(resp, "Allow", "GET, POST");
+	/* CORS only for the one origin configured, and only when that origin asks. */
+	origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	if (hc->cfg->http_cors_origin[0] && origin && strcmp(origin, hc->cfg->http_cors_origin) == 0) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
+		MHD_add_response_header(resp, "Vary", "Origin");
+	}
+	if (status / 100 <= 5)
+		atomic_fetch_add(&hc->by_code[status / 100], 1);
+	r = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static enum MHD_Result respond_json(struct http_child *hc, struct MHD_Connection *conn,
+				    unsigned status, json_t *obj)
+{
+	char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(obj);
+	if (!text)
+		return MHD_NO;
+	return respond(hc, conn, status, "application/json", text, strlen(text));
+}
+
+static enum MHD_Result fail(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
+			    const char *msg)
+{
+	return respond_json(hc, conn, status, json_pack("{s:b, s:s}", "ok", 0, "error", msg));
+}
+
+static enum auth authorize(struct http_child *hc, struct MHD_Connection *conn)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	size_t n;
+
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return AUTH_NONE;
+	h += 7;
+	n = strlen(h);
+	if (http_token_equal(hc->action_token, h, n))
+		return AUTH_ACTION;
+	if (http_token_equal(hc->read_token, h, n))
+		return AUTH_READ;
+	return AUTH_NONE;
+}
+
+/* A non-negative decimal int64 (digits only: no sign, no spaces); 0 or -EINVAL. */
+static int parse_i64(const char *s, int64_t *ret)
+{
+	int64_t v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 19 || strspn(s, "0123456789") != n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (v > (INT64_MAX - (s[i] - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* An optional integer query parameter; 0 (absent or good) or -EINVAL. */
+static int arg_i64(struct MHD_Connection *conn, const char *key, int64_t *ret)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+
+	return v ? parse_i64(v, ret) : 0;
+}
+
+static int sandbox_json_cb(const struct store_sandbox *sb, void *data)
+{
+	json_array_append_new(data, json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:s, s:I, s:I}",
+					      "name", sb->name, "id", (json_int_t)sb->id, "state",
+					      sb->state, "created_ts", (json_int_t)sb->created_ts,
+					      "updated_ts", (json_int_t)sb->updated_ts, "cgroup",
+					      sb->cgroup, "policy_hash", sb->policy_hash, "steps",
+					      (json_int_t)sb->steps, "last_event_ts",
+					      (json_int_t)sb->last_ts));
+	return 0;
+}
+
+static json_t *incident_json(const struct store_incident *inc)
+{
+	return json_pack("{s:I, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)inc->id,
+			 "sandbox", inc->sandbox, "opened_ts", (json_int_t)inc->opened_ts, "start_ts",
+			 (json_int_t)inc->start_ts, "end_ts", (json_int_t)inc->end_ts, "severity",
+			 inc->severity, "state", inc->state, "summary", inc->summary, "detections",
+			 (json_int_t)inc->detections);
+}
+
+struct incidents_of {
+	json_t *arr;
+	const char *sandbox; /* NULL: all */
+};
+
+static int incident_cb(const struct store_incident *inc, void *data)
+{
+	struct incidents_of *io = data;
+
+	if (!io->sandbox || strcmp(io->sandbox, inc->sandbox) == 0)
+		json_array_append_new(io->arr, incident_json(inc));
+	return 0;
+}
+
+static int latest_cb(const struct event *ev, void *data)
+{
+	json_t **ret = data;
+
+	*ret = event_to_json(ev);
+	return 1;
+}
+
+static enum MHD_Result get_sandboxes(struct http_child *hc, struct MHD_Connection *conn)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	json_t *arr = json_array();
+	int r = store_sandbox_list(s, sandbox_json_cb, arr);
+
+	store_pool_put(&hc->pool, s);
+	if (r < 0) {
+		json_decref(arr);
+		return fail(hc, conn, 500, "the store could not be read");
+	}
+	return respond_json(hc, conn, 200, json_pack("{s:o}", "sandboxes", arr));
+}
+
+static enum MHD_Result get_sandbox(struct http_child *hc, struct MHD_Connection *conn,
+				   const char *name)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	struct incidents_of io = { .arr = json_array(), .sandbox = name };
+	struct store_sandbox sb;
+	json_t *latest = NULL, *o;
+	int r = store_sandbox_find(s, name, &sb);
+
+	if (r == 0) {
+		store_event_latest(s, sb.id, "cgroup.stats", latest_cb, &latest);
+		store_incident_list(s, 0, incident_cb, &io);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r < 0) {
+		json_decref(io.arr);
+		return r == -ENOENT ? fail(hc, conn, 404, "no such sandbox")
+				    : fail(hc, conn, 500, "the store could not be read");
+	}
+	json_t *one = json_array();
+
+	sandbox_json_cb(&sb, one);
+	o = json_incref(json_array_get(one, 0));
+	json_decref(one);
+	return respond_json(hc, conn, 200,
+			    json_pack("{s:o, s:o, s:o}", "sandbox", o, "resources",
+				      latest ? latest : json_null(), "incidents", io.arr));
+}
+
+/* A timeline page, written straight from the events' JSON text. */
+struct page {
+	struct buf b;
+	int64_t n, limit;
+	int64_t last_ts, last_id;
+	int more;
+};
+
+static int page_cb(const struct event *ev, void *data)
+{
+	struct page *p = data;
+	char *text;
+
+	if (p->n == p->limit) {
+		p->more = 1;
+		return 1;
+	}
+	if (event_to_text(ev, &text) < 0)
+		return -ENOMEM;
+	if (p->n)
+		buf_add(&p->b, ",", 1);
+	buf_str(&p->b, text);
+	free(text);
+	p->n++;
+	p->last_ts = ev->ts;
+	p->last_id = ev->id;
+	return 0;
+}
+
+/* ?since=NS&until=NS&limit=N&cursor=TS.ID: events in (ts, id) order, a page at a time. */
+static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection *conn,
+				    const char *name)
+{
+	struct store_timeline_query q = { .step_lo = EVENT_STEP_NONE, .step_hi = EVENT_STEP_NONE };
+	const char *cursor = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "cursor");
+	struct page p = { .limit = TIMELINE_LIMIT_DEFAULT };
+	struct store_sandbox sb;
+	struct store *s;
+	char tail[160];
+	int r;
+
+	if (arg_i64(conn, "since", &q.since) < 0 || arg_i64(conn, "until", &q.until) < 0)
+		return fail(hc, conn, 400, "since and until are ns since the epoch");
+	if (arg_i64(conn, "limit", &p.limit) < 0 || p.limit < 1 || p.limit > TIMELINE_LIMIT_MAX)
+		return fail(hc, conn, 400, "limit is 1 to 10000");
+	if (cursor) {
+		char ts[24], id[24];
+		const char *dot = strchr(cursor, '.');
+
+		if (!dot || (size_t)(dot - cursor) >= sizeof(ts) || strlen(dot + 1) >= sizeof(id))
+			return fail(hc, conn, 400, "cursor: not one this API gave");
+		memcpy(ts, cursor, (size_t)(dot - cursor));
+		ts[dot - cursor] = '\0';
+		strcpy(id, dot + 1);
+		if (parse_i64(ts, &q.after_ts) < 0 || parse_i64(id, &q.after_id) < 0 ||
+		    q.after_id == 0)
+			return fail(hc, conn, 400, "cursor: not one this API gave");
+	}
+	q.limit = p.limit + 1; /* one more, to know whether there is a next page */
+	s = store_pool_get(&hc->pool);
+	r = store_sandbox_find(s, name, &sb);
+	if (r == 0) {
+		q.sandbox_id = sb.id;
+		/* A valid name needs no escaping ([A-Za-z0-9_.-]). */
+		buf_str(&p.b, "{\"sandbox\":\"");
+		buf_str(&p.b, name);
+		buf_str(&p.b, "\",\"events\":[");
+		r = store_timeline(s, &q, page_cb, &p);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r == -ENOENT) {
+		free(p.b.p);
+		return fail(hc, conn, 404, "no such sandbox");
+	}
+	if (r < 0 || p.b.oom) {
+		free(p.b.p);
+		return fail(hc, conn, 500, "the store could not be read");
+	}
+	if (p.more)
+		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":\"%" PRId64
+			 ".%" PRId64 "\"}", p.n, p.last_ts, p.last_id);
+	else
+		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":null}", p.n);
+	buf_str(&p.b, tail);
+	if (p.b.oom) {
+		free(p.b.p);
+		return fail(hc, conn, 500, "out of memory");
+	}
+	return respond(hc, conn, 200, "application/json", p.b.p, p.b.len);
+}
+
+static enum MHD_Result get_incidents(struct http_child *hc, struct MHD_Connection *conn)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	struct incidents_of io = { .arr = json_array() };
+	int r = store_incident_list(s, 0, incident_cb, &io);
+
+	store_pool_put(&hc->pool, s);
+	if (r < 0) {
+		json_decref(io.arr);
+		return fail(hc, conn, 500, "the store could not be read");
+	}
+	return respond_json(hc, conn, 200, json_pack("{s:o}", "incidents", io.arr));
+}
+
+static int one_incident_cb(const struct store_incident *inc, void *data)
+{
+	*(struct store_incident *)data = *inc;
+	return 1;
+}
+
+static int detection_cb(const struct store_detection_row *det, void *data)
+{
+	json_t *ids = det->event_ids ? json_loads(det->event_ids, 0, NULL) : NULL;
+
+	json_array_append_new(data, json_pack("{s:I, s:I, s:o, s:s, s:s, s:s, s:o, s:s}", "id",
+					      (json_int_t)det->id, "ts", (json_int_t)det->ts,
+					      "step",
+					      det->step == EVENT_STEP_NONE ? json_null()
+									   : json_integer(det->step),
+					      "rule", det->rule, "severity", det->severity,
+					      "policy_hash", det->policy_hash, "event_ids",
+					      ids ? ids : json_array(), "reason",
+					      det->reason ? det->reason : ""));
+	return 0;
+}
+
+static json_t *step_or_null(int64_t step)
+{
+	return step == EVENT_STEP_NONE ? json_null() : json_integer(step);
+}
+
+static enum MHD_Result get_incident(struct http_child *hc, struct MHD_Connection *conn,
+				    int64_t id)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	struct store_incident inc = { 0 };
+	struct incident_story story;
+	json_t *dets = json_array();
+	int r = store_incident_list(s, id, one_incident_cb, &inc);
+
+	if (r >= 0 && inc.id == id) {
+		r = incident_story(s, &inc, &story);
+		if (r >= 0)
+			r = store_incident_detections(s, id, detection_cb, dets);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r >= 0 && inc.id != id) {
+		json_decref(dets);
+		return fail(hc, conn, 404, "no such incident");
+	}
+	if (r < 0) {
+		json_decref(dets);
+		return fail(hc, conn, 500, "the store could not be read");
+	}
+	return respond_json(
+		hc, conn, 200,
+		json_pack("{s:o, s:{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:I}, s:o, s:{s:I, s:o}}",
+			  "incident", incident_json(&inc), "story", "summary", story.text,
+			  "coerced_step", step_or_null(story.coerced_step), "cmd_step",
+			  step_or_null(story.cmd_step), "denied_step",
+			  step_or_null(story.denied_step), "flagged_step",
+			  step_or_null(story.flagged_step), "action_step",
+			  step_or_null(story.action_step), "action", story.action, "since",
+			  (json_int_t)story.since, "detections", dets, "timeline", "since",
+			  (json_int_t)story.since, "until",
+			  inc.end_ts ? json_integer(inc.end_ts + 1) : json_null()));
+}
+
+/* The core's reply to an action, with its status: 404 for no such sandbox, 409 for a state the
+ * action does not apply to. */
+static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection *conn,
+				   const char *name, const char *action, const struct request *rq)
+{
+	json_t *body = NULL, *payload, *reply;
+	const char *reason = NULL, *err;
+	char *text, *answer;
+	size_t len;
+	int r;
+
+	if (rq->len) {
+		body = json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES, NULL);
+		if (!json_is_object(body) ||
+		    json_unpack(body, "{s?:s !}", "reason", &reason) < 0) {
+			json_decref(body);
+			return fail(hc, conn, 400, "the body is {\"reason\": TEXT} or nothing");
+		}
+	}
+	payload = json_pack("{s:s}", "sandbox", name);
+	if (payload && reason)
+		json_object_set_new(payload, "reason", json_string(reason));
+	json_decref(body);
+	text = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
+	json_decref(payload);
+	if (!text)
+		return fail(hc, conn, 500, "out of memory");
+	len = strlen(text);
+	r = channel_call(hc->chan, action, (const char *const *)&text, &len, 1, &answer);
+	free(text);
+	if (r == -ETIMEDOUT)
+		return fail(hc, conn, 504, "the monitor did not answer in time");
+	if (r < 0 || !answer)
+		return fail(hc, conn, 503, "the monitor is not reachable");
+	reply = json_loads(answer, 0, NULL);
+	free(answer);
+	if (!json_is_object(reply))
+		return json_decref(reply), fail(hc, conn, 502, "the monitor's reply did not parse");
+	if (json_is_true(json_object_get(reply, "ok")))
+		return respond_json(hc, conn, 200, reply);
+	err = json_string_value(json_object_get(reply, "error"));
+	json_object_del(reply, "line");
+	json_object_del(reply, "class");
+	return respond_json(hc, conn, err && strcmp(err, "unknown sandbox") == 0 ? 404 : 409, reply);
+}
+
+/* Trace lines in the body, one per line, judged by the core as on the trace socket; the reply has
+ * one line per trace line, numbered by its line in the body. */
+static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *conn,
+				  const struct request *rq)
+{
+	const char **lines = calloc(TRACE_LINES_MAX, sizeof(*lines));
+	size_t *lens = calloc(TRACE_LINES_MAX, sizeof(*lens)), n = 0;
+	size_t *linenos = calloc(TRACE_LINES_MAX, sizeof(*linenos));
+	char **replies = calloc(TRACE_LINES_MAX, sizeof(*replies));
+	struct buf out = { 0 };
+	size_t lineno = 0;
+	unsigned status = 200;
+	int r = 0;
+
+	if (!lines || !lens || !linenos || !replies) {
+		status = 500;
+		goto done;
+	}
+	for (size_t off = 0; off < rq->len;) {
+		const char *p = rq->body + off, *nl = memchr(p, '\n', rq->len - off);
+		size_t l = nl ? (size_t)(nl - p) : rq->len - off;
+
+		off += l + (nl ? 1 : 0);
+		lineno++;
+		if (l && p[l - 1] == '\r')
+			l--;
+		if (l == 0)
+			continue;
+		if (n == TRACE_LINES_MAX) {
+			status = 413;
+			goto done;
+		}
+		lines[n] = p;
+		lens[n] = l;
+		linenos[n++] = lineno;
+	}
+	if (n == 0) {
+		status = 400;
+		goto done;
+	}
+	r = channel_call(hc->chan, "trace", lines, lens, n, replies);
+	for (size_t i = 0; i < n; i++) {
+		json_t *rep = replies[i] ? json_loads(replies[i], 0, NULL) : NULL;
+		char *t;
+
+		/* The core numbers lines on its channel; the client knows its body's. */
+		if (json_is_object(rep))
+			json_object_set_new(rep, "line", json_integer((json_int_t)linenos[i]));
+		else {
+			json_decref(rep);
+			rep = json_pack("{s:b, s:I, s:s, s:s}", "ok", 0, "line",
+					(json_int_t)linenos[i], "error",
+					r == -ETIMEDOUT ? "the monitor did not answer in time"
+							: "the monitor is not reachable",
+					"class", "unavailable");
+		}
+		t = rep ? json_dumps(rep, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(rep);
+		buf_str(&out, t ? t : "{\"ok\":false}");
+		buf_add(&out, "\n", 1);
+		free(t);
+	}
+done:
+	for (size_t i = 0; replies && i < n; i++)
+		free(replies[i]);
+	free(lines);
+	free(lens);
+	free(linenos);
+	free(replies);
+	if (status != 200) {
+		free(out.p);
+		return fail(hc, conn, status,
+			    status == 413   ? "at most 10000 trace lines per request"
+			    : status == 400 ? "no trace lines in the body"
+					    : "out of memory");
+	}
+	if (out.oom) {
+		free(out.p);
+		return fail(hc, conn, 500, "out of memory");
+	}
+	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
+		free(out.p);
+		return fail(hc, conn, 503, "the monitor is not reachable");
+	}
+	return respond(hc, conn, 200, "application/x-ndjson", out.p, out.len);
+}
+
+static enum MHD_Result get_healthz(struct http_child *hc, struct MHD_Connection *conn)
+{
+	const char *none = "";
+	size_t zero = 0;
+	char *reply = NULL;
+	int r = channel_call(hc->chan, "ping", &none, &zero, 1, &reply);
+
+	free(reply);
+	if (r < 0)
+		return fail(hc, conn, 503, "the monitor is not reachable");
+	return respond_json(hc, conn, 200, json_pack("{s:b}", "ok", 1));
+}
+
+static enum MHD_Result get_metrics(struct http_child *hc, struct MHD_Connection *conn)
+{
+	unsigned status = 500;
+	char *text = http_metrics_text(hc, &status);
+
+	if (!text)
+		return fail(hc, conn, status, "the monitor is not reachable");
+	return respond(hc, conn, 200, "text/plain; version=0.0.4; charset=utf-8", text,
+		       strlen(text));
+}
+
+/* What a path is, once split. */
+enum route {
+	R_NONE,
+	R_HEALTHZ,
+	R_METRICS,
+	R_SANDBOXES,
+	R_SANDBOX,
+	R_TIMELINE,
+	R_ACTION,
+	R_INCIDENTS,
+	R_INCIDENT,
+	R_STREAM,
+	R_TRACE,
+};
+
+struct match {
+	enum route route;
+	const char *method; /* the one it takes */
+	enum auth need;
+	char name[FB_NAME_MAX + 1];
+	char action[8];
+	int64_t id;
+	int bad; /* 404: a name or id that cannot exist */
+};
+
+static void match(const char *url, struct match *m)
+{
+	char path[512], *seg[8], *save = NULL;
+	int n = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->method = "GET";
+	m->need = AUTH_READ;
+	if (strcmp(url, "/healthz") == 0) {
+		m->route = R_HEALTHZ;
+		m->need = AUTH_NONE;
+		return;
+	}
+	if (strcmp(url, "/metrics") == 0) {
+		m->route = R_METRICS;
+		return;
+	}
+	if (strlen(url) >= sizeof(path) || strncmp(url, "/api/v1/", 8) != 0)
+		return;
+	strcpy(path, url + 8);
+	for (char *t = strtok_r(path, "/", &save); t && n < (int)ARRAY_SIZE(seg);
+	     t = strtok_r(NULL, "/", &save))
+		seg[n++] = t;
+	if (n == 1 && strcmp(seg[0], "sandboxes") == 0)
+		m->route = R_SANDBOXES;
+	else if (n == 1 && strcmp(seg[0], "incidents") == 0)
+		m->route = R_INCIDENTS;
+	else if (n == 1 && strcmp(seg[0], "trace") == 0) {
+		m->route = R_TRACE;
+		m->method = "POST";
+		m->need = AUTH_ACTION;
+	} else if (n == 2 && strcmp(seg[0], "events") == 0 && strcmp(seg[1], "stream") == 0)
+		m->route = R_STREAM;
+	else if (n == 2 && strcmp(seg[0], "incidents") == 0) {
+		m->route = R_INCIDENT;
+		m->bad = parse_i64(seg[1], &m->id) < 0;
+	} else if ((n == 2 || n == 3) && strcmp(seg[0], "sandboxes") == 0) {
+		m->bad = !event_sandbox_name_valid(seg[1]);
+		if (!m->bad)
+			strscpy(m->name, sizeof(m->name), seg[1]);
+		if (n == 2)
+			m->route = R_SANDBOX;
+		else if (strcmp(seg[2], "timeline") == 0)
+			m->route = R_TIMELINE;
+		else if (strcmp(seg[2], "freeze") == 0 || strcmp(seg[2], "thaw") == 0 ||
+			 strcmp(seg[2], "kill") == 0) {
+			m->route = R_ACTION;
+			m->method = "POST";
+			m->need = AUTH_ACTION;
+			strscpy(m->action, sizeof(m->action), seg[2]);
+		}
+	}
+}
+
+static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn,
+				const char *url, const char *method, const struct request *rq)
+{
+	struct match m;
+	enum auth a;
+
+	match(url, &m);
+	if (m.route == R_NONE)
+		return fail(hc, conn, 404, "no such resource");
+	if (strcmp(method, m.method) != 0)
+		return fail(hc, conn, 405, "method not allowed here");
+	a = authorize(hc, conn);
+	if (m.need != AUTH_NONE && a == AUTH_NONE)
+		return fail(hc, conn, 401, "a bearer token is needed (Authorization: Bearer TOKEN)");
+	if (m.need == AUTH_ACTION && a != AUTH_ACTION)
+		return fail(hc, conn, 403, "this needs the action token");
+	if (rq->too_large)
+		return fail(hc, conn, 413, "the body is too large");
+	if (m.bad)
+		return fail(hc, conn, 404, m.route == R_INCIDENT ? "no such incident"
+								 : "no such sandbox");
+	if (rq->len && m.method[0] == 'G')
+		return fail(hc, conn, 400, "a GET takes no body");
+	switch (m.route) {
+	case R_HEALTHZ:
+		return get_healthz(hc, conn);
+	case R_METRICS:
+		return get_metrics(hc, conn);
+	case R_SANDBOXES:
+		return get_sandboxes(hc, conn);
+	case R_SANDBOX:
+		return get_sandbox(hc, conn, m.name);
+	case R_TIMELINE:
+		return get_timeline(hc, conn, m.name);
+	case R_ACTION:
+		return post_action(hc, conn, m.name, m.action, rq);
+	case R_INCIDENTS:
+		return get_incidents(hc, conn);
+	case R_INCIDENT:
+		return get_incident(hc, conn, m.id);
+	case R_TRACE:
+		return post_trace(hc, conn, rq);
+	case R_STREAM: {
+		const char *err;
+		struct MHD_Response *resp = sse_response(hc, conn, &err);
+		enum MHD_Result r;
+
+		if (!resp)
+			return fail(hc, conn, err ? 400 : 500, err ? err : "out of memory");
+		atomic_fetch_add(&hc->by_code[2], 1);
+		r = MHD_queue_response(conn, 200, resp);
+		MHD_destroy_response(resp);
+		return r;
+	}
+	default:
+		return fail(hc, conn, 404, "no such resource");
+	}
+}
+
+enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const char *url,
+				const char *method, const char *version, const char *upload_data,
+				size_t *upload_data_size, void **con_cls)
+{
+	struct http_child *hc = cls;
+	struct request *rq = *con_cls;
+
+	if (!rq) {
+		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		int64_t declared = 0;
+
+		if (!(rq = calloc(1, sizeof(*rq))))
+			return MHD_NO;
+		rq->max = strcmp(url, "/api/v1/trace") == 0 ? TRACE_BODY_MAX : ACTION_BODY_MAX;
+		*con_cls = rq;
+		/* Too large by its own account: refused before a byte of it is read. */
+		if (cl && parse_i64(cl, &declared) == 0 && (uint64_t)declared > rq->max)
+			rq->too_large = 1;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (rq->too_large || rq->len + n > rq->max) {
+			rq->too_large = 1; /* the rest is read and dropped */
+			return MHD_YES;
+		}
+		if (rq->len + n > rq->cap) {
+			size_t cap = rq->cap ? rq->cap : 4096;
+			char *b;
+
+			while (cap < rq->len + n)
+				cap *= 2;
+			if (!(b = realloc(rq->body, cap)))
+				return MHD_NO;
+			rq->body = b;
+			rq->cap = cap;
+		}
+		memcpy(rq->body + rq->len, upload_data, n);
+		rq->len += n;
+		return MHD_YES;
+	}
+	return dispatch(hc, conn, url, method, rq);
+}
+
+void http_api_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	if (rq) {
+		free(rq->body);
+		free(rq);
+	}
+	*con_cls = NULL;
+}

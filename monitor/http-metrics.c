@@ -1,0 +1,225 @@
+/*
+ * GET /metrics: the core's counters (its snapshot over the channel, monitor/metrics.c) and the
+ * child's own, in Prometheus' text format, named by its conventions (docs/api.md lists them).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http-child.h"
+#include "macro.h"
+#include "store.h"
+
+struct text {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->oom = 1;
+			return;
+		}
+		if ((size_t)n < t->cap - t->len) {
+			t->len += (size_t)n;
+			return;
+		}
+		size_t cap = t->cap * 2 + (size_t)n;
+		char *np = realloc(t->p, cap);
+
+		if (!np) {
+			t->oom = 1;
+			return;
+		}
+		t->p = np;
+		t->cap = cap;
+	}
+}
+
+static void family(struct text *t, const char *name, const char *type, const char *help)
+{
+	add(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value as the format wants it: backslash, quote and newline escaped. */
+static const char *label(const char *v, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; v && *v && n + 3 < size; v++) {
+		if (*v == '\\' || *v == '"') {
+			buf[n++] = '\\';
+			buf[n++] = *v;
+		} else if (*v == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else {
+			buf[n++] = *v;
+		}
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* One sample per element of arr: {"a": ..., "b": ..., "n": N}. */
+static void pairs(struct text *t, const char *name, json_t *arr, const char *a, const char *b)
+{
+	char va[256], vb[256];
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(arr, i, e) {
+		add(t, "%s{%s=\"%s\",%s=\"%s\"} %lld\n", name, a,
+		    label(json_string_value(json_object_get(e, a)), va, sizeof(va)), b,
+		    label(json_string_value(json_object_get(e, b)), vb, sizeof(vb)),
+		    (long long)json_integer_value(json_object_get(e, "n")));
+	}
+}
+
+static void core_metrics(struct text *t, json_t *m)
+{
+	json_t *lat = json_object_get(m, "latency"), *v, *e;
+	const char *key;
+	char buf[256];
+	long long cumulative = 0;
+	size_t i;
+
+	family(t, "firebreak_events_total", "counter",
+	       "Events on their way to the store, by source and kind.");
+	pairs(t, "firebreak_events_total", json_object_get(m, "events"), "source", "kind");
+	family(t, "firebreak_events_lost_total", "counter",
+	       "Events lost, by the stage where they were lost.");
+	json_object_foreach(json_object_get(m, "lost"), key, v)
+		add(t, "firebreak_events_lost_total{stage=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
+		    (long long)json_integer_value(v));
+	family(t, "firebreak_verdicts_total", "counter", "Detector verdicts, by rule and severity.");
+	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
+	family(t, "firebreak_actions_total", "counter",
+	       "Freezes, thaws, kills and quarantines, by action and result.");
+	pairs(t, "firebreak_actions_total", json_object_get(m, "actions"), "action", "result");
+	family(t, "firebreak_verdict_action_latency_seconds", "histogram",
+	       "From the event that triggered a verdict to its action done.");
+	json_array_foreach(json_object_get(lat, "buckets"), i, e) {
+		long long le = (long long)json_integer_value(json_array_get(e, 0));
+
+		cumulative += (long long)json_integer_value(json_array_get(e, 1));
+		if (le < 0)
+			add(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"+Inf\"} %lld\n",
+			    cumulative);
+		else
+			add(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"%g\"} %lld\n",
+			    (double)le / 1e9, cumulative);
+	}
+	add(t, "firebreak_verdict_action_latency_seconds_sum %.9f\n",
+	    (double)json_integer_value(json_object_get(lat, "sum_ns")) / 1e9);
+	add(t, "firebreak_verdict_action_latency_seconds_count %lld\n",
+	    (long long)json_integer_value(json_object_get(lat, "count")));
+	family(t, "firebreak_sandboxes", "gauge", "Sandboxes the monitor knows, by state.");
+	json_object_foreach(json_object_get(m, "sandboxes_by_state"), key, v)
+		add(t, "firebreak_sandboxes{state=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
+		    (long long)json_integer_value(v));
+
+	struct {
+		const char *name, *type, *help, *key;
+		double scale;
+	} per[] = {
+		{ "firebreak_sandbox_cpu_seconds_total", "counter",
+		  "CPU time a live sandbox's cgroup used.", "cpu_us", 1e-6 },
+		{ "firebreak_sandbox_memory_bytes", "gauge", "Memory a live sandbox's cgroup uses.",
+		  "memory", 1 },
+		{ "firebreak_sandbox_pids", "gauge", "Tasks in a live sandbox's cgroup.", "pids", 1 },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(per); k++) {
+		family(t, per[k].name, per[k].type, per[k].help);
+		json_array_foreach(json_object_get(m, "sandboxes"), i, e) {
+			json_int_t x = json_integer_value(json_object_get(e, per[k].key));
+
+			if (x >= 0)
+				add(t, "%s{sandbox=\"%s\"} %.6g\n", per[k].name,
+				    label(json_string_value(json_object_get(e, "sandbox")), buf,
+					  sizeof(buf)),
+				    (double)x * per[k].scale);
+		}
+	}
+	family(t, "firebreak_http_child_restarts_total", "counter",
+	       "Times the HTTP API's child was started again after it died.");
+	add(t, "firebreak_http_child_restarts_total %lld\n",
+	    (long long)json_integer_value(json_object_get(m, "http_child_restarts")));
+	family(t, "firebreak_http_channel_refused_total", "counter",
+	       "Requests of the HTTP child that the core's dispatch table refused.");
+	add(t, "firebreak_http_channel_refused_total %lld\n",
+	    (long long)json_integer_value(json_object_get(m, "http_channel_refused")));
+	family(t, "firebreak_start_time_seconds", "gauge", "When firebreakd started.");
+	add(t, "firebreak_start_time_seconds %.3f\n",
+	    (double)json_integer_value(json_object_get(m, "started_ns")) / 1e9);
+}
+
+char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
+{
+	const char *none = "";
+	size_t zero = 0;
+	char *reply = NULL;
+	struct text t = { .cap = 16384 };
+	json_t *r, *m;
+	uint64_t size = 0;
+	struct store *s;
+	int rc = channel_call(hc->chan, "metrics", &none, &zero, 1, &reply);
+
+	*ret_status = rc == -ETIMEDOUT ? 504 : 503;
+	if (rc < 0 || !reply) {
+		free(reply);
+		return NULL;
+	}
+	r = json_loads(reply, 0, NULL);
+	free(reply);
+	m = json_object_get(r, "metrics");
+	if (!json_is_object(m) || !(t.p = malloc(t.cap))) {
+		json_decref(r);
+		*ret_status = 502;
+		return NULL;
+	}
+	t.p[0] = '\0';
+	core_metrics(&t, m);
+	json_decref(r);
+
+	s = store_pool_get(&hc->pool);
+	rc = store_size(s, &size);
+	store_pool_put(&hc->pool, s);
+	family(&t, "firebreak_store_size_bytes", "gauge", "Bytes the store's live data occupies.");
+	if (rc == 0)
+		add(&t, "firebreak_store_size_bytes %llu\n", (unsigned long long)size);
+	/* The exporters (OTLP, Loki) come with their own counters; the family is declared now so
+	 * dashboards can name it. */
+	family(&t, "firebreak_exporter_errors_total", "counter",
+	       "Batches an exporter could not deliver, by exporter.");
+	family(&t, "firebreak_http_responses_total", "counter",
+	       "HTTP responses of the API, by status class.");
+	for (int c = 1; c <= 5; c++)
+		add(&t, "firebreak_http_responses_total{code=\"%dxx\"} %llu\n", c,
+		    (unsigned long long)atomic_load(&hc->by_code[c]));
+	family(&t, "firebreak_http_stream_clients", "gauge",
+	       "Clients of the live event stream now.");
+	add(&t, "firebreak_http_stream_clients %llu\n",
+	    (unsigned long long)atomic_load(&hc->sse_clients));
+	if (t.oom) {
+		free(t.p);
+		*ret_status = 500;
+		return NULL;
+	}
+	return t.p;
+}

@@ -1,0 +1,38 @@
+/*
+ * The HTTP API, privilege-separated in the OpenSSH manner. firebreakd (the core) binds the TCP
+ * socket, then re-executes itself as the HTTP child, which drops to an unprivileged uid with no
+ * capabilities, a chroot, no_new_privs and a seccomp allowlist, and serves libmicrohttpd with the
+ * store opened read-only. The few things the child may ask of the core travel over a socketpair
+ * as typed, length-capped lines checked against one dispatch table (http-privsep.c): anything
+ * else is refused, counted and logged. A child that dies is started again; the core keeps
+ * watching. docs/api.md.
+ */
+#ifndef FB_HTTP_H
+#define FB_HTTP_H
+
+#include <jansson.h>
+
+struct config;
+struct daemon;
+
+/* Binds the configured address (unless listen = off), makes missing tokens, and starts the child.
+ * 0 or -errno (logged). */
+int http_start(struct daemon *d);
+
+/* Starts the child again once it is due (after it died; backoff while it keeps dying). */
+void http_tick(struct daemon *d);
+
+/* Stops the child (SIGTERM, then SIGKILL after a second) and closes the socket. */
+void http_stop(struct daemon *d);
+
+/* The API's part of the daemon's stats: port, child pid, restarts, channel refusals. */
+json_t *http_stats_json(struct daemon *d);
+
+/* The channel's protocol in the core (http-privsep.c). */
+extern const struct lineserver_ops http_privsep_ops;
+
+/* The child's main (http-child.c): this binary run as `firebreakd --http-child ARGS`, logging to
+ * stderr (foreground) or syslog as the core does. */
+int http_child_main(const struct config *cfg, int foreground);
+
+#endif
