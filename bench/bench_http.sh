@@ -1,0 +1,181 @@
+#!/bin/bash
+# bench/bench_http.sh [EVENTS] [SANDBOXES]: the HTTP API's benchmarks (issue 7):
+#
+#   a. an incident's timeline of EVENTS (100,000) events over HTTP, a page of 1,000 at a time
+#      through the cursor: each page (goal <= 50 ms) and all of it (goal <= 1 s);
+#   b. /metrics with SANDBOXES (200) live sandboxes: the scrape's time and size;
+#   c. the live stream's fan-out: 50 and 200 SSE clients each receiving a burst of 20,000 events.
+#
+# One client process (python3, keep-alive connections), on the same 2-vCPU machine as firebreakd
+# and its HTTP child: the times include the client's reads. Needs root and a built tree (make).
+# Everything is in a mktemp directory under /var/tmp and the sandboxes it creates; the EXIT trap
+# destroys them and stops the daemon it started (by pid).
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+EVENTS=${1:-100000}
+SANDBOXES=${2:-200}
+
+die() {
+	echo "bench_http: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "needs root"
+[ -x "$ROOT/build/firebreakd" ] || die "run make first"
+case "$EVENTS$SANDBOXES" in *[!0-9]*) die "EVENTS and SANDBOXES are numbers" ;; esac
+T=$(mktemp -d /var/tmp/firebreak-httpbench.XXXXXX) || die "mktemp"
+DPID=""
+MADE=""
+
+cleanup() {
+	set +e
+	trap - EXIT
+	for s in $MADE; do fb destroy "$s" >/dev/null 2>&1; done
+	if [ -n "$DPID" ]; then
+		kill -TERM "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
+printf 'listen = 127.0.0.1:0\nhttp_read_token = %s/read.token\nhttp_action_token = %s/action.token\ndetector_actions = off\n' \
+	"$T" "$T" >"$T/fb.conf"
+fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
+"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
+	>"$T/firebreakd.log" 2>&1 &
+DPID=$!
+for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
+PORT=$(fb status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["port"])') ||
+	die "firebreakd does not answer"
+
+# a. The incident: EVENTS trace events (step 1 marked coerced), then an escape-class seccomp
+# refusal, which opens an incident whose window starts at the coerced step.
+fb register bh >/dev/null || die "register"
+python3 - "$EVENTS" >"$T/trace.jsonl" <<'PY'
+import sys
+n = int(sys.argv[1]) // 2
+line = '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"run","gen_ai.tool.call.id":"c%d","firebreak.sandbox":"bh","firebreak.step":%d,"phase":"%s"%s}\n'
+out = sys.stdout
+for i in range(1, n + 1):
+    out.write(line % (i, i, "start", ',"annotations":{"coerced":true}' if i == 1 else ""))
+    out.write(line % (i, i, "end", ',"exit_code":0'))
+PY
+fb trace bh <"$T/trace.jsonl" >/dev/null || die "trace"
+python3 - "$T/run/control.sock" <<'PY' || die "the incident's trigger"
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+ev = {"ts": time.time_ns(), "sandbox": "bh", "step": 1, "source": "audit", "kind": "seccomp.denied",
+      "fields": {"syscall": 101, "name": "ptrace", "action": "errno"}}
+s.sendall((json.dumps({"op": "event", "event": ev}) + "\n").encode())
+assert b'"ok":true' in s.recv(4096)
+PY
+for _ in $(seq 100); do
+	[ "$(sqlite3 -readonly "$T/fb.db" 'SELECT count(*) FROM incidents')" = 1 ] && break
+	sleep 0.05
+done
+
+fb register bf >/dev/null || die "register" # the stream's bursts
+
+# b. SANDBOXES live sandboxes, for /metrics.
+for i in $(seq "$SANDBOXES"); do
+	fb create "bm$i" --policy "$ROOT/tests/policies/bench.json" >/dev/null 2>&1 || die "create bm$i"
+	MADE="$MADE bm$i"
+done
+sleep 1 # a round of cgroup stats for each
+
+python3 - "$PORT" "$(cat "$T/read.token")" "$(cat "$T/action.token")" "$EVENTS" "$SANDBOXES" <<'PY'
+import http.client, json, re, statistics, sys, threading, time
+
+port, read, act = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+events, sandboxes = int(sys.argv[4]), int(sys.argv[5])
+H = {"Authorization": "Bearer " + read}
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+def get(path):
+    t = time.perf_counter()
+    conn.request("GET", path, headers=H)
+    r = conn.getresponse()
+    body = r.read()
+    assert r.status == 200, (path, r.status, body[:200])
+    return body, time.perf_counter() - t
+
+inc = json.loads(get("/api/v1/incidents/1")[0])
+since, until = inc["timeline"]["since"], inc["timeline"]["until"]
+# a. every page of the incident's window, in order
+for rnd in range(3):
+    pages, total, n, cursor = [], time.perf_counter(), 0, None
+    while True:
+        q = "/api/v1/sandboxes/bh/timeline?since=%d&limit=1000%s%s" % (
+            since, "&until=%d" % until if until else "", "&cursor=" + cursor if cursor else "")
+        body, dt = get(q)
+        pages.append(dt)
+        tail = body[-120:].decode()
+        n += int(re.search(r'"count":(\d+)', tail).group(1))
+        m = re.search(r'"next_cursor":"([0-9.]+)"', tail)
+        if not m:
+            break
+        cursor = m.group(1)
+    total = time.perf_counter() - total
+    print("a. incident timeline, round %d: %d events in %d pages; a page of 1,000: median %.1f ms, p99 %.1f ms, max %.1f ms (goal <= 50); all: %.3f s (goal <= 1 s)"
+          % (rnd + 1, n, len(pages), statistics.median(pages) * 1e3, pct(pages, 99) * 1e3, max(pages) * 1e3, total))
+    assert n >= events, n
+
+# b. /metrics with the live sandboxes
+times, size = [], 0
+for _ in range(50):
+    body, dt = get("/metrics")
+    times.append(dt)
+    size = len(body)
+per = body.decode().count('firebreak_sandbox_memory_bytes{')
+print("b. /metrics with %d live sandboxes (%d with resource gauges): %d bytes; scrape median %.2f ms, p99 %.2f ms"
+      % (sandboxes, per, size, statistics.median(times) * 1e3, pct(times, 99) * 1e3))
+
+# c. the stream's fan-out
+def fanout(clients, burst):
+    ready = threading.Barrier(clients + 1)
+    done = [0.0] * clients
+    def client(k):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        c.request("GET", "/api/v1/events/stream?sandbox=bf&kind=tool_call.start", headers=H)
+        r = c.getresponse()
+        ready.wait()
+        got = 0
+        while got < burst:
+            line = r.readline()
+            if line.startswith(b"data: "):
+                got += 1
+        done[k] = time.perf_counter()
+        c.close()
+    ts = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(clients)]
+    for t in ts:
+        t.start()
+    ready.wait()
+    line = '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"run","gen_ai.tool.call.id":"f%d-%d","firebreak.sandbox":"bf","firebreak.step":%d,"phase":"start"}'
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    t0 = time.perf_counter()
+    for lo in range(0, burst, 10000):  # 10,000 trace lines per request at most
+        body = "\n".join(line % (clients, i, 1000000 * clients + i)
+                         for i in range(lo, min(burst, lo + 10000))).encode()
+        c.request("POST", "/api/v1/trace", body=body, headers={"Authorization": "Bearer " + act})
+        r = c.getresponse()
+        r.read()
+        assert r.status == 200
+    stored = time.perf_counter()
+    for t in ts:
+        t.join()
+    end = max(done)
+    print("c. stream fan-out: %d clients x %d events: the last client had all %.2f s after the POST began (%.2f s after it was stored): %.0f deliveries/s"
+          % (clients, burst, end - t0, end - stored, clients * burst / (end - t0)))
+
+for clients in (50, 200):
+    fanout(clients, 20000)
+PY
