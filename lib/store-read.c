@@ -255,6 +255,44 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 	return r;
 }
 
+int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t until,
+		int (*cb)(const struct store_step *st, void *data), void *data)
+{
+	static const char sql[] =
+		"SELECT step, call_id, tool, coalesce(start_ts, 0), coalesce(end_ts, 0), exit_code, "
+		"coalesce(error_type, ''), coerced, coalesce(traceparent, '') FROM steps "
+		"WHERE sandbox_id = ?1 AND coalesce(end_ts, start_ts, 0) >= ?2 "
+		"AND coalesce(start_ts, end_ts, 0) < ?3 ORDER BY step, call_id";
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r = 0;
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare steps");
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	sqlite3_bind_int64(st, 2, since);
+	sqlite3_bind_int64(st, 3, until > 0 ? until : INT64_MAX);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_step row = { 0 };
+
+		row.step = sqlite3_column_int64(st, 0);
+		copy_column(st, 1, row.call_id, sizeof(row.call_id));
+		copy_column(st, 2, row.tool, sizeof(row.tool));
+		row.start_ts = sqlite3_column_int64(st, 3);
+		row.end_ts = sqlite3_column_int64(st, 4);
+		row.exit_code = sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MIN
+									   : sqlite3_column_int64(st, 5);
+		copy_column(st, 6, row.error_type, sizeof(row.error_type));
+		row.coerced = sqlite3_column_int(st, 7);
+		copy_column(st, 8, row.traceparent, sizeof(row.traceparent));
+		if ((r = cb(&row, data)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, "read steps");
+	sqlite3_finalize(st);
+	return r;
+}
+
 int store_max_id(struct store *s, const char *table, int64_t *ret)
 {
 	sqlite3_stmt *st;

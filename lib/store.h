@@ -129,6 +129,25 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 			      int (*cb)(const struct store_detection_row *det, void *data),
 			      void *data);
 
+/* A tool call as the steps table has it (the harness's trace, joined). */
+struct store_step {
+	int64_t step;
+	char call_id[FB_CALL_ID_MAX + 1];
+	char tool[FB_TOOL_MAX + 1];
+	int64_t start_ts, end_ts; /* 0: not reported */
+	int64_t exit_code;	  /* INT64_MIN: none */
+	char error_type[FB_ERROR_TYPE_MAX + 1];
+	int coerced;
+	char traceparent[64]; /* W3C, "" if the harness sent none */
+};
+
+/*
+ * Calls cb with the sandbox's steps that overlap [since, until) (until 0: no end), by step; stops
+ * at cb's non-zero value. 0 or -errno.
+ */
+int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t until,
+		int (*cb)(const struct store_step *st, void *data), void *data);
+
 /* Counts the events of a sandbox (0 = all sandboxes). */
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
 

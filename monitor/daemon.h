@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "child.h"
 #include "lineserver.h"
 #include "log.h"
 #include "loop.h"
@@ -97,12 +98,7 @@ struct daemon {
 	struct lineserver *http;     /* the channel's requests, as one client */
 	int http_listen_fd;	     /* the TCP socket the child serves, or -1 (listen = off) */
 	int http_port;		     /* its port (the configured one, or the one given for 0) */
-	pid_t http_pid;		     /* the child, or 0 */
-	int http_pidfd;
-	int64_t http_started_ns;     /* monotonic, of the running child */
-	int64_t http_restart_at_ns;  /* monotonic: when to start it again; 0 = not due */
-	int64_t http_backoff_ns;
-	uint64_t http_restarts;
+	struct child http_child;
 	uint64_t http_refused;	     /* channel requests refused by the dispatch table */
 	char **argv;		     /* the daemon's own arguments: the child gets them too */
 	gid_t group; /* the firebreak group, or (gid_t)-1 */

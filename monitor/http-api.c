@@ -14,6 +14,7 @@
 #include "http-child.h"
 #include "incident.h"
 #include "log.h"
+#include "otlp.h"
 #include "macro.h"
 #include "store.h"
 #include "timeutil.h"
@@ -411,6 +412,42 @@ static enum MHD_Result get_incident(struct http_child *hc, struct MHD_Connection
 			  inc.end_ts ? json_integer(inc.end_ts + 1) : json_null()));
 }
 
+/* The incident (id) or the sandbox's whole history (name) as one OTLP/HTTP JSON trace. */
+static enum MHD_Result get_otlp(struct http_child *hc, struct MHD_Connection *conn,
+				const char *name, int64_t id)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	struct otlp_window w = { .incident_id = id };
+	struct store_incident inc = { 0 };
+	struct incident_story story;
+	struct store_sandbox sb;
+	json_t *trace = NULL;
+	int r = 0;
+
+	if (id) {
+		r = store_incident_list(s, id, one_incident_cb, &inc);
+		if (r >= 0 && inc.id != id)
+			r = -ENOENT;
+		if (r >= 0 && (r = incident_story(s, &inc, &story)) >= 0) {
+			w.since = story.since;
+			w.until = inc.end_ts ? inc.end_ts + 1 : 0;
+		}
+		name = inc.sandbox;
+	}
+	if (r >= 0)
+		r = store_sandbox_find(s, name, &sb);
+	if (r >= 0) {
+		w.sb = &sb;
+		r = otlp_trace(s, &w, &trace);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r == -ENOENT)
+		return fail(hc, conn, 404, id ? "no such incident" : "no such sandbox");
+	if (r < 0)
+		return fail(hc, conn, 500, "the store could not be read");
+	return respond_json(hc, conn, 200, trace);
+}
+
 /* The core's reply to an action, with its status: 404 for no such sandbox, 409 for a state the
  * action does not apply to. */
 static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection *conn,
@@ -581,6 +618,8 @@ enum route {
 	R_INCIDENT,
 	R_STREAM,
 	R_TRACE,
+	R_INCIDENT_OTLP,
+	R_SANDBOX_OTLP,
 };
 
 struct match {
@@ -626,9 +665,10 @@ static void match(const char *url, struct match *m)
 		m->need = AUTH_ACTION;
 	} else if (n == 2 && strcmp(seg[0], "events") == 0 && strcmp(seg[1], "stream") == 0)
 		m->route = R_STREAM;
-	else if (n == 2 && strcmp(seg[0], "incidents") == 0) {
-		m->route = R_INCIDENT;
-		m->bad = parse_i64(seg[1], &m->id) < 0;
+	else if ((n == 2 || (n == 3 && strcmp(seg[2], "otlp") == 0)) &&
+		 strcmp(seg[0], "incidents") == 0) {
+		m->route = n == 2 ? R_INCIDENT : R_INCIDENT_OTLP;
+		m->bad = parse_i64(seg[1], &m->id) < 0 || m->id == 0;
 	} else if ((n == 2 || n == 3) && strcmp(seg[0], "sandboxes") == 0) {
 		m->bad = !event_sandbox_name_valid(seg[1]);
 		if (!m->bad)
@@ -637,6 +677,8 @@ static void match(const char *url, struct match *m)
 			m->route = R_SANDBOX;
 		else if (strcmp(seg[2], "timeline") == 0)
 			m->route = R_TIMELINE;
+		else if (strcmp(seg[2], "otlp") == 0)
+			m->route = R_SANDBOX_OTLP;
 		else if (strcmp(seg[2], "freeze") == 0 || strcmp(seg[2], "thaw") == 0 ||
 			 strcmp(seg[2], "kill") == 0) {
 			m->route = R_ACTION;
@@ -666,8 +708,9 @@ static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *co
 	if (rq->too_large)
 		return fail(hc, conn, 413, "the body is too large");
 	if (m.bad)
-		return fail(hc, conn, 404, m.route == R_INCIDENT ? "no such incident"
-								 : "no such sandbox");
+		return fail(hc, conn, 404,
+			    m.route == R_INCIDENT || m.route == R_INCIDENT_OTLP ? "no such incident"
+										: "no such sandbox");
 	if (rq->len && m.method[0] == 'G')
 		return fail(hc, conn, 400, "a GET takes no body");
 	switch (m.route) {
@@ -689,6 +732,10 @@ static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *co
 		return get_incident(hc, conn, m.id);
 	case R_TRACE:
 		return post_trace(hc, conn, rq);
+	case R_INCIDENT_OTLP:
+		return get_otlp(hc, conn, NULL, m.id);
+	case R_SANDBOX_OTLP:
+		return get_otlp(hc, conn, m.name, 0);
 	case R_STREAM: {
 		const char *err;
 		struct MHD_Response *resp = sse_response(hc, conn, &err);

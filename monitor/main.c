@@ -374,7 +374,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 int main(int argc, char **argv)
 {
 	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1,
-			     .http_listen_fd = -1, .http_pidfd = -1 };
+			     .http_listen_fd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
 	char path[PATH_MAX + 64], dbdir[PATH_MAX];

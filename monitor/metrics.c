@@ -241,7 +241,7 @@ json_t *metrics_snapshot(struct daemon *d)
 		      pairs_json(m->actions, "action", "result", 0), "lost", lost_json(d),
 		      "latency", "buckets", lat, "sum_ns", (json_int_t)m->latency_sum_ns, "count",
 		      (json_int_t)m->latency_count, "sandboxes_by_state", states, "sandboxes", use,
-		      "http_child_restarts", (json_int_t)d->http_restarts, "http_channel_refused",
+		      "http_child_restarts", (json_int_t)d->http_child.restarts, "http_channel_refused",
 		      (json_int_t)d->http_refused, "started_ns", (json_int_t)d->started_ns);
 	return o;
 }
