@@ -79,6 +79,47 @@ static int set_duration(int64_t *dst, const char *value, int allow_zero, char *e
 	return 0;
 }
 
+int config_endpoint_parse(const char *url, struct endpoint *ret)
+{
+	struct endpoint e = { 0 };
+	const char *h, *colon, *slash;
+	struct in6_addr a6;
+	struct in_addr a4;
+	unsigned long port;
+	char *end;
+
+	if (strncmp(url, "http://", 7) != 0)
+		return -EINVAL;
+	h = url + 7;
+	slash = strchr(h, '/');
+	if (!slash)
+		slash = h + strlen(h);
+	if (*h == '[') {
+		const char *close = memchr(h, ']', (size_t)(slash - h));
+
+		if (!close || close[1] != ':' || (size_t)(close - h - 1) >= sizeof(e.host))
+			return -EINVAL;
+		memcpy(e.host, h + 1, (size_t)(close - h - 1));
+		colon = close + 1;
+	} else {
+		colon = memchr(h, ':', (size_t)(slash - h));
+		if (!colon || (size_t)(colon - h) >= sizeof(e.host))
+			return -EINVAL;
+		memcpy(e.host, h, (size_t)(colon - h));
+	}
+	if (inet_pton(AF_INET, e.host, &a4) != 1 && inet_pton(AF_INET6, e.host, &a6) != 1)
+		return -EINVAL;
+	port = strtoul(colon + 1, &end, 10);
+	if (end != slash || port == 0 || port > 65535)
+		return -EINVAL;
+	snprintf(e.port, sizeof(e.port), "%lu", port);
+	if (strscpy(e.path, sizeof(e.path), *slash ? slash : "/") < 0 ||
+	    strpbrk(e.path, " \t\r\n"))
+		return -EINVAL;
+	*ret = e;
+	return 0;
+}
+
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
 	uint64_t v;
@@ -120,6 +161,13 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 			return -EINVAL;
 		}
 		return r;
+	}
+	if (strcmp(key, "otlp_endpoint") == 0 || strcmp(key, "loki_endpoint") == 0) {
+		if (config_endpoint_parse(value, key[0] == 'o' ? &cfg->otlp : &cfg->loki) < 0) {
+			snprintf(err, errlen, "must be http://ADDRESS:PORT/PATH, the address numeric");
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (strcmp(key, "http_cors_origin") == 0) {
 		/* One origin, as a browser sends it: scheme://host[:port], nothing a header could

@@ -25,6 +25,14 @@
 #define FB_PID_FILE "firebreakd.pid"
 #define FB_GROUP "firebreak"
 
+/* Where an exporter sends: http://ADDRESS:PORT/PATH, the address numeric (no name lookups in the
+ * exporter's jail). */
+struct endpoint {
+	char host[64];
+	char port[8];
+	char path[192];
+};
+
 struct config {
 	char db[PATH_MAX];
 	char runtime_dir[PATH_MAX];
@@ -34,7 +42,9 @@ struct config {
 	uint32_t http_uid;		  /* the HTTP child runs as this uid and gid */
 	char http_cors_origin[256];	  /* "" = no CORS headers */
 	unsigned http_clients_max;	  /* HTTP connections at once */
-	int64_t http_idle_timeout_ns;	  /* a connection silent this long is closed (not streams) */
+	int64_t http_idle_timeout_ns;
+	struct endpoint otlp;		  /* host "" = no OTLP push */
+	struct endpoint loki;		  /* host "" = no Loki push */	  /* a connection silent this long is closed (not streams) */
 	int log_level;
 	unsigned batch_max;		  /* store ops per transaction */
 	uint64_t queue_max;		  /* ops waiting for the store before ingest pauses */
@@ -69,6 +79,9 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 
 /* Applies FIREBREAK_DB and FIREBREAK_RUNTIME_DIR from the environment (secure_getenv). */
 void config_apply_env(struct config *cfg);
+
+/* Parses url (http://ADDRESS:PORT/PATH, [v6]:PORT too) into *ret; 0 or -EINVAL. */
+int config_endpoint_parse(const char *url, struct endpoint *ret);
 
 /* Writes the socket path for name (FB_CONTROL_SOCKET, ...) in cfg's runtime dir into buf. */
 int config_socket_path(const struct config *cfg, const char *name, char *buf, size_t size);

@@ -8,6 +8,7 @@
 #include "macro.h"
 #include "nflog-events.h"
 #include "proc-tracer.h"
+#include "export.h"
 #include "http.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
@@ -109,5 +110,7 @@ json_t *daemon_stats_json(struct daemon *d)
 
 	if (o)
 		json_object_set_new(o, "http", http_stats_json(d));
+	if (o)
+		json_object_set_new(o, "exporters", export_stats_json(d));
 	return o;
 }

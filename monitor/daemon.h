@@ -99,6 +99,8 @@ struct daemon {
 	int http_listen_fd;	     /* the TCP socket the child serves, or -1 (listen = off) */
 	int http_port;		     /* its port (the configured one, or the one given for 0) */
 	struct child http_child;
+	struct child export_child;   /* the exporter (monitor/export.h) */
+	int export_state_fd;	     /* its state file, or -1 (no endpoint) */
 	uint64_t http_refused;	     /* channel requests refused by the dispatch table */
 	char **argv;		     /* the daemon's own arguments: the child gets them too */
 	gid_t group; /* the firebreak group, or (gid_t)-1 */

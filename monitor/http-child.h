@@ -84,7 +84,8 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 /* GET /metrics (http-metrics.c): the text, or NULL with *ret_status set. */
 char *http_metrics_text(struct http_child *hc, unsigned *ret_status);
 
-/* The jail (http-jail.c): chroot to an empty dir, drop to uid, no capabilities, the filter. */
-int http_jail(const struct config *cfg);
+/* The jail (http-jail.c): chroot to an empty dir, drop to uid, no capabilities, the filter;
+ * outbound also allows TCP connections out (the exporter). */
+int http_jail(const struct config *cfg, int outbound);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,11 +35,11 @@ static const char *const allowed[] = {
 	"getsockname", "getpeername", "poll", "ppoll", "select", "pselect6", "epoll_create1",
 	"epoll_ctl", "epoll_wait", "epoll_pwait", "eventfd2", "pipe2", "clock_gettime",
 	"clock_nanosleep", "nanosleep", "gettimeofday", "getpid", "gettid", "getuid", "geteuid",
-	"getgid", "getegid", "getrandom", "sched_yield", "sched_getaffinity", "getrlimit",
+	"getgid", "getegid", "getppid", "getrandom", "sched_yield", "sched_getaffinity", "getrlimit",
 	"prlimit64", "membarrier", "tgkill",
 };
 
-static int seccomp_allowlist(void)
+static int seccomp_allowlist(int outbound)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
@@ -67,6 +68,15 @@ static int seccomp_allowlist(void)
 	 * fatal, so SQLite reports it rather than the child dying mid-request. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+	/* The exporter: TCP out, over IPv4 or IPv6, nothing else. */
+	if (r == 0 && outbound)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+				     SCMP_A0(SCMP_CMP_EQ, AF_INET));
+	if (r == 0 && outbound)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+				     SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+	if (r == 0 && outbound)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -88,7 +98,7 @@ static int empty_root(const struct config *cfg, char *path, size_t size)
 	return 0;
 }
 
-int http_jail(const struct config *cfg)
+int http_jail(const struct config *cfg, int outbound)
 {
 	uid_t uid = cfg->http_uid;
 	pid_t parent = getppid();
@@ -114,7 +124,7 @@ int http_jail(const struct config *cfg)
 		return log_errno(-errno, "HTTP child: prctl");
 	if (getppid() != parent)
 		return log_errno(-ESRCH, "HTTP child: the core is gone");
-	if ((r = seccomp_allowlist()) < 0)
+	if ((r = seccomp_allowlist(outbound)) < 0)
 		return log_errno(r, "HTTP child: seccomp");
 	return 0;
 }

@@ -164,6 +164,30 @@ static void core_metrics(struct text *t, json_t *m)
 	       "Requests of the HTTP child that the core's dispatch table refused.");
 	add(t, "firebreak_http_channel_refused_total %lld\n",
 	    (long long)json_integer_value(json_object_get(m, "http_channel_refused")));
+	/* The exporters, those configured. */
+	static const struct {
+		const char *name, *help, *otlp_key, *loki_key;
+	} exp[] = {
+		{ "firebreak_exporter_errors_total", "Pushes an exporter could not deliver (retried).",
+		  "errors", "errors" },
+		{ "firebreak_exporter_pushes_total", "Pushes an exporter delivered.", "pushes",
+		  "pushes" },
+		{ "firebreak_exporter_items_total", "Spans (OTLP) and lines (Loki) delivered.",
+		  "spans", "lines" },
+	};
+	json_t *ex = json_object_get(m, "exporters");
+	for (size_t k = 0; k < ARRAY_SIZE(exp); k++) {
+		family(t, exp[k].name, "counter", exp[k].help);
+		for (int which = 0; which < 2; which++) {
+			json_t *o = json_object_get(ex, which ? "loki" : "otlp");
+
+			if (json_is_true(json_object_get(o, "on")))
+				add(t, "%s{exporter=\"%s\"} %lld\n", exp[k].name,
+				    which ? "loki" : "otlp",
+				    (long long)json_integer_value(json_object_get(
+					    o, which ? exp[k].loki_key : exp[k].otlp_key)));
+		}
+	}
 	family(t, "firebreak_start_time_seconds", "gauge", "When firebreakd started.");
 	add(t, "firebreak_start_time_seconds %.3f\n",
 	    (double)json_integer_value(json_object_get(m, "started_ns")) / 1e9);
@@ -203,10 +227,6 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	family(&t, "firebreak_store_size_bytes", "gauge", "Bytes the store's live data occupies.");
 	if (rc == 0)
 		add(&t, "firebreak_store_size_bytes %llu\n", (unsigned long long)size);
-	/* The exporters (OTLP, Loki) come with their own counters; the family is declared now so
-	 * dashboards can name it. */
-	family(&t, "firebreak_exporter_errors_total", "counter",
-	       "Batches an exporter could not deliver, by exporter.");
 	family(&t, "firebreak_http_responses_total", "counter",
 	       "HTTP responses of the API, by status class.");
 	for (int c = 1; c <= 5; c++)

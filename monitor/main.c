@@ -28,6 +28,7 @@
 #include "unixsock.h"
 #include "verdicts.h"
 #include "watchdog.h"
+#include "export.h"
 #include "http.h"
 #include "metrics.h"
 
@@ -229,7 +230,8 @@ static void on_proc_tick(struct loop *l, uint64_t n, void *data)
 static void on_watchdog_tick(struct loop *l, uint64_t n, void *data)
 {
 	watchdog_tick(data);
-	http_tick(data); /* a dead HTTP child, due to start again */
+	http_tick(data); /* a dead HTTP child or exporter, due to start again */
+	export_tick(data);
 }
 
 static void on_signal(struct loop *l, int signo, void *data)
@@ -243,6 +245,7 @@ static void on_signal(struct loop *l, int signo, void *data)
 	log_info("signal %d: flushing every accepted event, then exiting", signo);
 	watchdog_stop(d); /* a clean stop: nothing is to be frozen */
 	http_stop(d);	  /* the API first: no new requests while the rest drains */
+	export_stop(d);
 	lineserver_stop_input(d->trace);
 	lineserver_stop_input(d->control);
 	/* writer_stop applies everything queued; then the last acks go out. */
@@ -374,7 +377,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 int main(int argc, char **argv)
 {
 	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1,
-			     .http_listen_fd = -1 };
+			     .http_listen_fd = -1, .export_state_fd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
 	char path[PATH_MAX + 64], dbdir[PATH_MAX];
@@ -393,6 +396,14 @@ int main(int argc, char **argv)
 			return 1;
 		log_max_level = d.cfg.log_level;
 		return http_child_main(&d.cfg, foreground);
+	}
+	/* The exporter: the same again (monitor/export.h). */
+	if (argc >= 2 && strcmp(argv[1], "--exporter") == 0) {
+		argv[1] = argv[0];
+		if (parse_args(argc - 1, argv + 1, &d.cfg, &foreground) < 0)
+			return 1;
+		log_max_level = d.cfg.log_level;
+		return export_main(&d.cfg, foreground);
 	}
 	d.argv = argv;
 	if (parse_args(argc, argv, &d.cfg, &foreground) < 0)
@@ -466,7 +477,7 @@ int main(int argc, char **argv)
 		return 1;
 	if ((r = metrics_new(&d.metrics)) < 0)
 		return log_errno(r, "metrics"), 1;
-	if (http_start(&d) < 0)
+	if (http_start(&d) < 0 || export_start(&d) < 0)
 		return 1;
 	if ((r = hashmap_new(&d.exec_scopes)) < 0)
 		return log_errno(r, "exec scopes"), 1;
@@ -505,6 +516,7 @@ int main(int argc, char **argv)
 	seccomp_events_stop(&d);
 	nflog_events_stop(&d);
 	http_stop(&d);
+	export_stop(&d);
 	lineserver_free(d.trace);
 	lineserver_free(d.control);
 	metrics_free(d.metrics);

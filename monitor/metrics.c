@@ -7,6 +7,7 @@
 
 #include "daemon.h"
 #include "detect.h"
+#include "export.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "registry.h"
@@ -243,5 +244,7 @@ json_t *metrics_snapshot(struct daemon *d)
 		      (json_int_t)m->latency_count, "sandboxes_by_state", states, "sandboxes", use,
 		      "http_child_restarts", (json_int_t)d->http_child.restarts, "http_channel_refused",
 		      (json_int_t)d->http_refused, "started_ns", (json_int_t)d->started_ns);
+	if (o)
+		json_object_set_new(o, "exporters", export_stats_json(d));
 	return o;
 }

@@ -57,7 +57,7 @@ static char *exchange(const char *requests)
 	struct lineserver_config lc = { .name = "http", .id = LINESERVER_HTTP, .line_max = 65552,
 					.clients_max = 2, .reply_buffer_max = 1 << 20,
 					.group = (gid_t)-1 };
-	struct daemon d = { .http_listen_fd = -1 };
+	struct daemon d = { .http_listen_fd = -1, .export_state_fd = -1 };
 	static char out[65536];
 	struct store *s = NULL;
 	char path[128];

@@ -1,0 +1,115 @@
+/* The core's side of the exporter: its state file, its life, its counters. */
+#include "export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "macro.h"
+#include "timeutil.h"
+
+void export_state_encode(const struct export_state *s, char buf[EXPORT_STATE_SIZE])
+{
+	int n = snprintf(buf, EXPORT_STATE_SIZE,
+			 "{\"loki_after\":%lld,\"otlp_after\":%lld,\"loki_pushes\":%llu,"
+			 "\"loki_lines\":%llu,\"loki_errors\":%llu,\"otlp_pushes\":%llu,"
+			 "\"otlp_spans\":%llu,\"otlp_errors\":%llu}",
+			 (long long)s->loki_after, (long long)s->otlp_after,
+			 (unsigned long long)s->loki_pushes, (unsigned long long)s->loki_lines,
+			 (unsigned long long)s->loki_errors, (unsigned long long)s->otlp_pushes,
+			 (unsigned long long)s->otlp_spans, (unsigned long long)s->otlp_errors);
+
+	/* One record of fixed size, rewritten in place with one pwrite. */
+	memset(buf + n, ' ', EXPORT_STATE_SIZE - (size_t)n - 1);
+	buf[EXPORT_STATE_SIZE - 1] = '\n';
+}
+
+int export_state_decode(const char *buf, size_t len, struct export_state *ret)
+{
+	json_t *o = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK, NULL);
+	json_int_t v[8];
+
+	memset(ret, 0, sizeof(*ret));
+	if (!o)
+		return -EINVAL;
+	if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "loki_after", &v[0],
+			"otlp_after", &v[1], "loki_pushes", &v[2], "loki_lines", &v[3], "loki_errors",
+			&v[4], "otlp_pushes", &v[5], "otlp_spans", &v[6], "otlp_errors", &v[7]) < 0) {
+		json_decref(o);
+		return -EINVAL;
+	}
+	json_decref(o);
+	*ret = (struct export_state){ v[0], v[1], (uint64_t)v[2], (uint64_t)v[3], (uint64_t)v[4],
+				      (uint64_t)v[5], (uint64_t)v[6], (uint64_t)v[7] };
+	return 0;
+}
+
+int export_start(struct daemon *d)
+{
+	char path[PATH_MAX + 32], dir[PATH_MAX];
+	int r;
+
+	d->export_state_fd = -1;
+	d->export_child = (struct child){ .name = "exporter", .flag = "--exporter", .argv = d->argv,
+					  .loop = d->loop, .pidfd = -1 };
+	if (!d->cfg.otlp.host[0] && !d->cfg.loki.host[0])
+		return 0;
+	/* Beside the store: where the exporter got to survives a restart of the machine. */
+	strscpy(dir, sizeof(dir), d->cfg.db);
+	snprintf(path, sizeof(path), "%s/export.state", dirname(dir));
+	d->export_state_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (d->export_state_fd < 0)
+		return log_errno(-errno, "exporter state %s", path);
+	if ((r = child_start(&d->export_child, &d->export_state_fd, 1)) < 0)
+		return log_errno(r, "exporter");
+	log_info("exporter child %d: %s%s%s%s%s%s", (int)d->export_child.pid,
+		 d->cfg.otlp.host[0] ? "OTLP to " : "", d->cfg.otlp.host,
+		 d->cfg.otlp.host[0] ? d->cfg.otlp.path : "", d->cfg.loki.host[0] ? " Loki to " : "",
+		 d->cfg.loki.host, d->cfg.loki.host[0] ? d->cfg.loki.path : "");
+	return 0;
+}
+
+void export_tick(struct daemon *d)
+{
+	int r;
+
+	if (d->export_state_fd < 0 || !child_due(&d->export_child))
+		return;
+	if ((r = child_start(&d->export_child, &d->export_state_fd, 1)) < 0) {
+		log_errno(r, "exporter");
+		d->export_child.restart_at_ns = (int64_t)time_mono_ns() + 10 * (int64_t)NSEC_PER_SEC;
+	}
+}
+
+void export_stop(struct daemon *d)
+{
+	child_stop(&d->export_child);
+	if (d->export_state_fd >= 0)
+		close(d->export_state_fd);
+	d->export_state_fd = -1;
+}
+
+json_t *export_stats_json(struct daemon *d)
+{
+	char buf[EXPORT_STATE_SIZE];
+	struct export_state s = { 0 };
+	ssize_t n;
+
+	if (d->export_state_fd < 0)
+		return json_object();
+	n = pread(d->export_state_fd, buf, sizeof(buf), 0);
+	if (n > 0)
+		export_state_decode(buf, (size_t)n, &s);
+	return json_pack("{s:{s:b, s:I, s:I, s:I, s:I}, s:{s:b, s:I, s:I, s:I, s:I}, s:i, s:I}",
+			 "otlp", "on", d->cfg.otlp.host[0] != 0, "pushes",
+			 (json_int_t)s.otlp_pushes, "spans", (json_int_t)s.otlp_spans, "errors",
+			 (json_int_t)s.otlp_errors, "after", (json_int_t)s.otlp_after, "loki", "on",
+			 d->cfg.loki.host[0] != 0, "pushes", (json_int_t)s.loki_pushes, "lines",
+			 (json_int_t)s.loki_lines, "errors", (json_int_t)s.loki_errors, "after",
+			 (json_int_t)s.loki_after, "child_pid", (int)d->export_child.pid, "restarts",
+			 (json_int_t)d->export_child.restarts);
+}
