@@ -101,3 +101,22 @@ case $story in
 *"killed @"*) echo; echo "== $story" ;;
 *) die "the sandbox was not killed: $story" ;;
 esac
+
+# The web page: the incident as swimlanes, live. In a terminal the demo keeps serving it until
+# Ctrl-C; otherwise it says where it was and ends (FIREBREAK_DEMO_THEN: a command run while the
+# daemon is still up, with FB_DEMO_URL set; the web page's test uses it).
+port=$(fb status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["port"])') ||
+	die "no HTTP API"
+URL="http://127.0.0.1:$port/#token=$(cat "$STATE/http-read.token")&incident=$id"
+if [ -n "${FIREBREAK_DEMO_THEN:-}" ]; then
+	FB_DEMO_URL=$URL bash -c "$FIREBREAK_DEMO_THEN" || die "the check after the demo failed"
+elif [ -t 0 ] && [ -t 1 ]; then
+	echo
+	echo "== the incident in your browser (on this machine): $URL"
+	echo "   serving until Ctrl-C"
+	trap 'exit 0' INT TERM
+	wait "$DPID"
+else
+	echo
+	echo "== the web page was at $URL (in a terminal, make demo keeps it up until Ctrl-C)"
+fi

@@ -137,6 +137,8 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 		}
 		return 0;
 	}
+	if (strcmp(key, "web_dir") == 0)
+		return set_path(cfg->web_dir, value, err, errlen);
 	if (strcmp(key, "http_read_token") == 0)
 		return set_path(cfg->http_read_token, value, err, errlen);
 	if (strcmp(key, "http_action_token") == 0)

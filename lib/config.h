@@ -43,6 +43,7 @@ struct config {
 	char http_cors_origin[256];	  /* "" = no CORS headers */
 	unsigned http_clients_max;	  /* HTTP connections at once */
 	int64_t http_idle_timeout_ns;
+	char web_dir[PATH_MAX];		  /* the web page's files ("" = found beside the binary) */
 	struct endpoint otlp;		  /* host "" = no OTLP push */
 	struct endpoint loki;		  /* host "" = no Loki push */	  /* a connection silent this long is closed (not streams) */
 	int log_level;

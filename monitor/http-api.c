@@ -605,6 +605,28 @@ static enum MHD_Result get_metrics(struct http_child *hc, struct MHD_Connection 
 		       strlen(text));
 }
 
+/* A file of the web page: no token (it holds no data), a strict content security policy. */
+static enum MHD_Result get_web(struct http_child *hc, struct MHD_Connection *conn,
+			       const struct web_file *f)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result r;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", f->type);
+	MHD_add_response_header(resp, "Cache-Control", "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				"default-src 'none'; script-src 'self'; style-src 'self'; "
+				"connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+	atomic_fetch_add(&hc->by_code[2], 1);
+	r = MHD_queue_response(conn, 200, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
 /* What a path is, once split. */
 enum route {
 	R_NONE,
@@ -696,6 +718,8 @@ static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *co
 	enum auth a;
 
 	match(url, &m);
+	if (m.route == R_NONE && strcmp(method, "GET") == 0 && http_web_find(hc, url))
+		return get_web(hc, conn, http_web_find(hc, url));
 	if (m.route == R_NONE)
 		return fail(hc, conn, 404, "no such resource");
 	if (strcmp(method, m.method) != 0)

@@ -113,6 +113,7 @@ int http_child_main(const struct config *cfg, int foreground)
 			return log_errno(r, "HTTP: store %s", cfg->db), 1;
 	if ((r = open_store(cfg->db, &own)) < 0)
 		return log_errno(r, "HTTP: store %s", cfg->db), 1;
+	http_web_load(&hc);
 	if ((r = http_jail(cfg, 0)) < 0)
 		return 1;
 	if ((r = channel_new(CHANNEL_FD, &hc.chan)) < 0 ||

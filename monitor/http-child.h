@@ -57,7 +57,19 @@ int sse_hub_new(struct store_pool *pool, struct store *own, struct sse_hub **ret
 void sse_hub_stop(struct sse_hub *h);
 void sse_hub_free(struct sse_hub *h);
 
+/* One file of the web page (dashboards/web), read before the jail. */
+struct web_file {
+	const char *path; /* "/", "/app.js", "/style.css" */
+	const char *name; /* in the web dir */
+	const char *type;
+	char *data;
+	size_t len;
+};
+
+#define WEB_FILES 3
+
 struct http_child {
+	struct web_file web[WEB_FILES];
 	const struct config *cfg;
 	char read_token[HTTP_TOKEN_MAX + 1];
 	char action_token[HTTP_TOKEN_MAX + 1];
@@ -83,6 +95,10 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 
 /* GET /metrics (http-metrics.c): the text, or NULL with *ret_status set. */
 char *http_metrics_text(struct http_child *hc, unsigned *ret_status);
+
+/* The web page (http-web.c): read its files (before the jail); the one at url, or NULL. */
+void http_web_load(struct http_child *hc);
+const struct web_file *http_web_find(const struct http_child *hc, const char *url);
 
 /* The jail (http-jail.c): chroot to an empty dir, drop to uid, no capabilities, the filter;
  * outbound also allows TCP connections out (the exporter). */

@@ -69,6 +69,23 @@ assert_eq "$(query 'firebreak_events_total{source="trace",kind="tool_call.start"
 assert_eq "$(query 'firebreak_sandboxes{state="running"}')" "1" "PromQL: one running sandbox"
 assert_eq "$(query 'firebreak_sandbox_pids{sandbox="pm1"} > 0')" "1" "PromQL: pm1's tasks"
 
+# Every metric the Grafana dashboard queries is one /metrics has, and each of its queries runs.
+python3 - "$FB_ROOT/dashboards/grafana/firebreak.json" "$T/metrics" "$PROM_PORT" <<'PY' || fail "the Grafana dashboard"
+import json, re, sys, urllib.parse, urllib.request
+dash, metrics, port = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+have = set(re.findall(r"^# TYPE (\S+) ", metrics, re.M))
+exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+names = {re.sub(r"_(bucket|sum|count)$", "", n) if re.sub(r"_(bucket|sum|count)$", "", n) in have else n
+         for e in exprs for n in re.findall(r"\bfirebreak_[a-z_]+", e)}
+missing = sorted(names - have)
+assert not missing, "queried but not in /metrics: %s" % missing
+for e in exprs:
+    r = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/query?%s" % (port, urllib.parse.urlencode({"query": e}))))
+    assert r["status"] == "success", (e, r)
+print("   %d panels, %d queries, %d metrics: all in /metrics, all run" % (len(dash["panels"]), len(exprs), len(names)))
+PY
+ok "every metric the Grafana dashboard queries exists, and Prometheus runs each query"
+
 # 50 SSE clients, connected before the burst; each must see all 300 events, in order.
 python3 - "$HTTP_PORT" "$READ" "$ACT" "$T/trace-burst.jsonl" <<'PY' || fail "SSE fan-out"
 import http.client, json, sys, threading, time
