@@ -20,7 +20,7 @@ CC       ?= gcc
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 	    -Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -I$(BUILD)
+	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -Idetectors -I$(BUILD)
 LDFLAGS  ?=
 LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpcap -lmicrohttpd -lpthread
 

@@ -41,6 +41,8 @@ int cli_exec(struct cli *cli, int argc, char **argv);
 int cli_destroy(struct cli *cli, int argc, char **argv);
 int cli_gc(struct cli *cli, int argc, char **argv);
 int cli_policy(struct cli *cli, int argc, char **argv);
+int cli_export(struct cli *cli, int argc, char **argv);
+int cli_replay(struct cli *cli, int argc, char **argv);
 
 /* Opens the store read-only, printing one line on failure; returns 0 or 1 (the exit code). */
 int cli_open_store(struct cli *cli, struct store **ret);
@@ -56,6 +58,9 @@ int cli_control(struct cli *cli, json_t *req, json_t **ret);
  * having printed the monitor's reason for a refusal.
  */
 int cli_control_simple(struct cli *cli, const char *cmd, json_t *req);
+
+/* Prints one event as a timeline line: time, step, tool, what happened (cli/timeline.c). */
+void cli_print_event(const struct event *ev);
 
 /* Prints o (taken; NULL: out of memory) as one compact JSON line; 0 or -ENOMEM. */
 int cli_print_json(json_t *o);

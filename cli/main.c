@@ -32,6 +32,9 @@ static const struct cli_command commands[] = {
 	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy, 1 },
 	{ "gc", "remove what crashed runs left behind", cli_gc, 1 },
 	{ "policy", "check a policy file and run its test vectors", cli_policy, 0 },
+	{ "export", "write an incident or a sandbox as a portable bundle", cli_export, 0 },
+	{ "replay", "feed recorded events through the detectors again, with any policy", cli_replay,
+	  0 },
 };
 
 static void usage(FILE *f)

@@ -20,7 +20,7 @@ static const char usage_text[] =
 	"  --incident ID  the incident's story first, then its events from its start (the coerced\n"
 	"               call, else the first trigger)\n";
 
-static int print_text(const struct event *ev, void *data)
+void cli_print_event(const struct event *ev)
 {
 	char ts[40], step[24], what[1024];
 
@@ -31,6 +31,11 @@ static int print_text(const struct event *ev, void *data)
 		strcpy(step, "-");
 	event_describe(ev, what, sizeof(what));
 	printf("%s  %-10s %-14s %s\n", ts, step, ev->tool[0] ? ev->tool : "-", what);
+}
+
+static int print_text(const struct event *ev, void *data)
+{
+	cli_print_event(ev);
 	return 0;
 }
 

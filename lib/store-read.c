@@ -202,6 +202,27 @@ int store_events_after(struct store *s, int64_t after_id, int64_t limit,
 	return each_event(s, st, "read events after", cb, data);
 }
 
+int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_prefix,
+			 int (*cb)(const struct event *ev, void *data), void *data)
+{
+	/* In row id order: the table itself, filtered, is cheaper than the time index sorted. */
+	static const char all[] =
+		"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
+		"e.ppid, e.uid, e.comm, e.fields FROM events e NOT INDEXED LEFT JOIN sandboxes s "
+		"ON s.id = e.sandbox_id WHERE e.sandbox_id = ?1 ORDER BY e.id";
+	static const char some[] = EVENT_COLUMNS "WHERE e.sandbox_id = ?1 AND "
+				   "substr(e.kind, 1, length(?2)) = ?2 ORDER BY e.id";
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, kind_prefix ? some : all, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "prepare sandbox events");
+	sqlite3_bind_int64(st, 1, sandbox_id);
+	if (kind_prefix)
+		sqlite3_bind_text(st, 2, kind_prefix, -1, SQLITE_TRANSIENT);
+	return each_event(s, st, "read sandbox events", cb, data);
+}
+
 int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 		       int (*cb)(const struct event *ev, void *data), void *data)
 {

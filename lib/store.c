@@ -231,7 +231,9 @@ static int migrate(struct store *s, int target)
 			store_exec(s, "ROLLBACK");
 			return r;
 		}
-		log_info("%s: schema upgraded to version %d (%s)", s->path, m->version, m->name);
+		if (strcmp(s->path, ":memory:") != 0) /* a bundle being made: nothing to tell */
+			log_info("%s: schema upgraded to version %d (%s)", s->path, m->version,
+				 m->name);
 		s->version = m->version;
 	}
 	return 0;
@@ -309,7 +311,7 @@ static int open_internal(const char *path, enum store_mode mode, int target, str
 	    (r = store_exec(s, "PRAGMA temp_store = MEMORY")) < 0 || (r = migrate(s, target)) < 0)
 		goto fail;
 	/* The store holds what sandboxes did: readable by root (and the firebreak group) only. */
-	if (chmod(path, 0640) < 0)
+	if (strcmp(path, ":memory:") != 0 && chmod(path, 0640) < 0)
 		log_warn_errno(-errno, "chmod %s", path);
 	*ret = s;
 	return 0;

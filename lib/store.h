@@ -112,6 +112,13 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 int store_events_after(struct store *s, int64_t after_id, int64_t limit,
 		       int (*cb)(const struct event *ev, void *data), void *data);
 
+/*
+ * Calls cb with each event of the sandbox in id order (the order the monitor saw them), only those
+ * whose kind starts with kind_prefix if not NULL; stops at cb's non-zero value; as timeline.
+ */
+int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_prefix,
+			 int (*cb)(const struct event *ev, void *data), void *data);
+
 /* Calls cb with the latest event of kind of the sandbox's own (no step), if any; as timeline. */
 int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 		       int (*cb)(const struct event *ev, void *data), void *data);

@@ -80,6 +80,7 @@ struct daemon {
 	struct resumed_step *resumed_steps; /* found running at start-up (monitor/adopt.c) */
 	size_t n_resumed_steps;
 	struct detect_config detect_cfg;
+	void *detect_fresh;	     /* a sandbox's detectors that just fed their first event */
 	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
 	size_t n_pending_verdicts;
 	int64_t next_detection_id, next_incident_id;

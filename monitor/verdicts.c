@@ -22,6 +22,10 @@ struct sandbox_detect {
 	char name[FB_NAME_MAX + 1]; /* the map's key */
 	struct detect_state *st;
 	int64_t incident_id;	    /* open incident, 0: none yet */
+	/* The events this state was fed, first and last: replay's epochs (detectors.start and
+	 * .stop markers say where a fresh state began and where it ended). */
+	int64_t first_fed, last_fed;
+	char policy_hash[72];	    /* the policy it judges by, "" if none */
 };
 
 struct pending_verdict {
@@ -88,6 +92,8 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 		free(o);
 	}
 	p = policies_for(d, sb); /* NULL: the rules that need a tool's scope stay quiet */
+	if (p)
+		strscpy(sd->policy_hash, sizeof(sd->policy_hash), sb->policy_hash);
 	if (detect_state_new(p, &d->detect_cfg, &sd->st) < 0 ||
 	    hashmap_put(d->detect, sd->name, sd) < 0) {
 		detect_state_free(sd->st);
@@ -120,6 +126,11 @@ static int observe(const struct event *ev, void *data)
 	    strcmp(sb->state, "destroyed") == 0 || strcmp(sb->state, "unwatched") == 0 ||
 	    !(sd = detectors_of(d, sb)))
 		return 0;
+	if (!sd->first_fed) {
+		sd->first_fed = ev->id;
+		d->detect_fresh = sd; /* announced in after(), once this event is queued */
+	}
+	sd->last_fed = ev->id;
 	n = detect_event(sd->st, ev, v, ARRAY_SIZE(v));
 	for (size_t i = 0; i < n; i++) {
 		struct pending_verdict *pv;
@@ -132,7 +143,7 @@ static int observe(const struct event *ev, void *data)
 		strscpy(pv->sandbox, sizeof(pv->sandbox), ev->sandbox);
 		pv->v = v[i];
 	}
-	return n > 0;
+	return n > 0 || d->detect_fresh;
 }
 
 /* The verdict's row, its event and its incident, in one store operation. */
@@ -239,9 +250,41 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 		 detect_severity_name(v->severity), (long long)v->step, v->reason);
 }
 
+/*
+ * Replay's markers: a fresh detector state for the sandbox began at event first_event_id, under
+ * the policy of that hash ("": none); and where a state ended, at the last event it was fed.
+ */
+static void marker(struct daemon *d, const char *sandbox, const char *kind, json_t *f)
+{
+	struct store_sandbox *sb = registry_find(d->registry, sandbox);
+	struct writer_op op;
+
+	if (!sb) {
+		json_decref(f);
+		return;
+	}
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_DETECTOR, kind);
+	writer_submit_event(d->writer, &op, f);
+}
+
+/* A state fed its first event just now: say so (the marker itself is fed next). */
+static void announce_fresh(struct daemon *d)
+{
+	struct sandbox_detect *sd = d->detect_fresh;
+
+	if (!sd)
+		return;
+	d->detect_fresh = NULL;
+	marker(d, sd->name, "detectors.start",
+	       json_pack("{s:I, s:s}", "first_event_id", (json_int_t)sd->first_fed, "policy_hash",
+			 sd->policy_hash));
+}
+
 static void after(void *data)
 {
 	struct daemon *d = data;
+
+	announce_fresh(d);
 
 	/* Handling one may queue events whose verdicts join the list: until it is empty. */
 	while (d->n_pending_verdicts) {
@@ -250,6 +293,7 @@ static void after(void *data)
 		memmove(d->pending_verdicts, (struct pending_verdict *)d->pending_verdicts + 1,
 			--d->n_pending_verdicts * sizeof(pv));
 		handle(d, &pv);
+		announce_fresh(d);
 	}
 }
 
@@ -286,6 +330,12 @@ void verdicts_forget(struct daemon *d, const char *sandbox)
 	struct open_incident *o = d->open_incidents ? hashmap_remove(d->open_incidents, sandbox)
 						    : NULL;
 
+	/* Its detectors end here: replay feeds nothing past their last event. */
+	if (sd && sd->first_fed)
+		marker(d, sandbox, "detectors.stop",
+		       json_pack("{s:I}", "last_event_id", (json_int_t)sd->last_fed));
+	if (sd && d->detect_fresh == sd)
+		d->detect_fresh = NULL;
 	/* Its incident ends with it; one left open in the store by an earlier run, too. */
 	if (sd && sd->incident_id)
 		close_incident(d, sandbox, sd->incident_id);

@@ -14,13 +14,27 @@ V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 FB_CLEANUP_AFTER=""
 
 fb_cleanup() {
+	local rc=$? replay_failed=""
 	fb_cleanup_sandboxes
 	[ -n "$FB_CLEANUP_AFTER" ] && eval "$FB_CLEANUP_AFTER"
+	# The daemon stops cleanly first, so its store says where each detector state ended.
+	if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -TERM "$DAEMON_PID" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+	fi
 	for pid in $FB_PIDS; do
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
+	# Determinism: every scenario a test recorded replays to exactly its recorded verdicts.
+	if [ $rc = 0 ] && [ -n "${T:-}" ] && [ -f "${FIREBREAK_DB:-}" ] &&
+		! "$FB" replay --all >"$T/replay.out" 2>&1; then
+		echo "FAIL: replaying this test's store did not give its recorded verdicts:"
+		cat "$T/replay.out"
+		replay_failed=1
+	fi
 	[ -n "${T:-}" ] && [ -d "$T" ] && rm -rf "$T"
+	[ -n "$replay_failed" ] && exit 1
 }
 
 fb_setup() {
