@@ -194,25 +194,13 @@ static int on_event(const struct event *ev, const struct replay_verdict *v, size
 	return 0;
 }
 
-static int acts(const char *action)
-{
-	return strncmp(action, "kill", 4) == 0 || strncmp(action, "freeze", 6) == 0 ||
-	       strncmp(action, "quarantine", 10) == 0;
-}
-
 /* Where a verdict list first acts (freeze, quarantine, kill): its index, or -1. */
 static long first_act(const struct replay_verdict *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (acts(v[i].action))
+		if (replay_action_stops(v[i].action))
 			return (long)i;
 	return -1;
-}
-
-static int same_finding(const struct replay_verdict *a, const struct replay_verdict *b)
-{
-	return strcmp(a->rule, b->rule) == 0 && a->n_ids == b->n_ids &&
-	       memcmp(a->event_ids, b->event_ids, a->n_ids * sizeof(a->event_ids[0])) == 0;
 }
 
 /* The comparison of one sandbox's replay with its record; the number of differences. */
@@ -249,7 +237,7 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 		const struct replay_verdict *b = &res->replayed[i], *a = NULL;
 
 		for (size_t j = 0; j < res->n_recorded && !a; j++)
-			if (same_finding(&res->recorded[j], b))
+			if (replay_same_finding(&res->recorded[j], b))
 				a = &res->recorded[j];
 		if (a && strcmp(a->severity, b->severity) == 0)
 			continue;
@@ -266,7 +254,7 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 		int found = 0;
 
 		for (size_t i = 0; i < res->n_replayed && !found; i++)
-			found = same_finding(a, &res->replayed[i]);
+			found = replay_same_finding(a, &res->replayed[i]);
 		if (found)
 			continue;
 		diffs++;

@@ -237,6 +237,81 @@ void replay_result_free(struct replay_result *r)
 	r->n_recorded = r->n_replayed = 0;
 }
 
+int replay_same_finding(const struct replay_verdict *a, const struct replay_verdict *b)
+{
+	return strcmp(a->rule, b->rule) == 0 && a->n_ids == b->n_ids &&
+	       memcmp(a->event_ids, b->event_ids, a->n_ids * sizeof(a->event_ids[0])) == 0;
+}
+
+int replay_action_stops(const char *action)
+{
+	return strncmp(action, "kill", 4) == 0 || strncmp(action, "freeze", 6) == 0 ||
+	       strncmp(action, "quarantine", 10) == 0;
+}
+
+static json_t *verdict_json(const struct replay_verdict *v)
+{
+	json_t *ids = json_array();
+
+	for (size_t i = 0; i < v->n_ids; i++)
+		json_array_append_new(ids, json_integer(v->event_ids[i]));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o}", "rule", v->rule, "severity",
+			 v->severity, "action", v->action, "reason", v->reason, "step",
+			 v->step == EVENT_STEP_NONE ? json_null() : json_integer(v->step), "ts",
+			 (json_int_t)v->ts, "at_event", (json_int_t)v->at_id, "event_ids", ids);
+}
+
+static json_t *first_stop(const struct replay_verdict *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (replay_action_stops(v[i].action))
+			return verdict_json(&v[i]);
+	return json_null();
+}
+
+json_t *replay_json(const struct replay_result *res, int what_if)
+{
+	json_t *rec = json_array(), *rep = json_array(), *added = json_array(),
+	       *removed = json_array(), *changed = json_array(), *bugs = json_array();
+	size_t n = res->n_recorded > res->n_replayed ? res->n_recorded : res->n_replayed;
+
+	for (size_t i = 0; i < res->n_recorded; i++)
+		json_array_append_new(rec, verdict_json(&res->recorded[i]));
+	for (size_t i = 0; i < res->n_replayed; i++)
+		json_array_append_new(rep, verdict_json(&res->replayed[i]));
+	for (size_t i = 0; !what_if && i < n; i++)
+		if (i >= res->n_recorded || i >= res->n_replayed ||
+		    !replay_verdict_same(&res->recorded[i], &res->replayed[i]))
+			json_array_append_new(bugs, json_integer((json_int_t)i));
+	for (size_t i = 0; what_if && i < res->n_replayed; i++) {
+		const struct replay_verdict *a = NULL;
+
+		for (size_t j = 0; j < res->n_recorded && !a; j++)
+			if (replay_same_finding(&res->recorded[j], &res->replayed[i]))
+				a = &res->recorded[j];
+		if (!a)
+			json_array_append_new(added, verdict_json(&res->replayed[i]));
+		else if (strcmp(a->severity, res->replayed[i].severity) != 0)
+			json_array_append_new(changed,
+					      json_pack("{s:o, s:o}", "recorded", verdict_json(a),
+							"replayed", verdict_json(&res->replayed[i])));
+	}
+	for (size_t j = 0; what_if && j < res->n_recorded; j++) {
+		int found = 0;
+
+		for (size_t i = 0; i < res->n_replayed && !found; i++)
+			found = replay_same_finding(&res->recorded[j], &res->replayed[i]);
+		if (!found)
+			json_array_append_new(removed, verdict_json(&res->recorded[j]));
+	}
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "recorded", rec,
+			 "replayed", rep, "added", added, "removed", removed, "changed", changed,
+			 "determinism_bugs", bugs, "recorded_first_stop",
+			 first_stop(res->recorded, res->n_recorded), "replayed_first_stop",
+			 first_stop(res->replayed, res->n_replayed), "events",
+			 (json_int_t)res->events, "fed", (json_int_t)res->fed);
+}
+
 int replay_verdict_same(const struct replay_verdict *a, const struct replay_verdict *b)
 {
 	return strcmp(a->rule, b->rule) == 0 && strcmp(a->severity, b->severity) == 0 &&

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 #include "detect.h"
 #include "store.h"
@@ -55,7 +56,21 @@ int replay_sandbox(struct store *s, const struct store_sandbox *sb, const struct
 
 void replay_result_free(struct replay_result *r);
 
-/* Whether two verdicts are the same finding: rule, severity, step and triggering events. */
+/* Whether two verdicts are the same: rule, severity, step and triggering events. */
 int replay_verdict_same(const struct replay_verdict *a, const struct replay_verdict *b);
+
+/* Whether two verdicts are about the same finding (rule and triggering events), whatever their
+ * severity: how a what-if replay tells a changed verdict from an added one. */
+int replay_same_finding(const struct replay_verdict *a, const struct replay_verdict *b);
+
+/* Whether an action (a policy's, or what the monitor recorded doing) stops the sandbox. */
+int replay_action_stops(const char *action);
+
+/*
+ * The comparison as one JSON object: the recorded and replayed verdicts; with what_if, the
+ * verdicts added, removed and changed and each side's first stopping action; without, the
+ * differences (determinism bugs). NULL on -ENOMEM.
+ */
+json_t *replay_json(const struct replay_result *res, int what_if);
 
 #endif

@@ -124,7 +124,8 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 		 "SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
 		 "e.ppid, e.uid, e.comm, e.fields FROM events e %s "
 		 "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
-		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 %s %s "
+		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 "
+		 "AND e.kind NOT IN ('detectors.start', 'detectors.stop') %s %s "
 		 "ORDER BY e.ts, e.id %s",
 		 by_step ? "" : "INDEXED BY events_by_sandbox_ts",
 		 q->after_id > 0 ? "AND (e.ts > ?7 OR e.id > ?8)" : "",

@@ -103,7 +103,8 @@ struct store_timeline_query {
 
 /*
  * Calls cb with each matching event in (ts, id) order; ev (and its fields) is valid during the
- * call only. Stops and returns cb's value if it is non-zero; otherwise returns 0 or -errno.
+ * call only. The monitor's bookkeeping for replay (detectors.start, detectors.stop) is left
+ * out. Stops and returns cb's value if it is non-zero; otherwise returns 0 or -errno.
  */
 int store_timeline(struct store *s, const struct store_timeline_query *q,
 		   int (*cb)(const struct event *ev, void *data), void *data);

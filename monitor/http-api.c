@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <strings.h>
 
 #include "http-child.h"
 #include "incident.h"
 #include "log.h"
 #include "otlp.h"
+#include "policy.h"
+#include "replay.h"
+#include "store-bundle.h"
 #include "macro.h"
 #include "store.h"
 #include "timeutil.h"
@@ -22,6 +26,7 @@
 #define ACTION_BODY_MAX 4096
 #define TRACE_BODY_MAX (4 << 20)
 #define TRACE_LINES_MAX 10000
+#define REPLAY_BODY_MAX (64 << 10) /* a policy */
 #define TIMELINE_LIMIT_DEFAULT 1000
 #define TIMELINE_LIMIT_MAX 10000
 
@@ -448,6 +453,94 @@ static enum MHD_Result get_otlp(struct http_child *hc, struct MHD_Connection *co
 	return respond_json(hc, conn, 200, trace);
 }
 
+/* The incident (its sandbox's history to its end) as a bundle: a SQLite file to download. */
+static enum MHD_Result get_bundle(struct http_child *hc, struct MHD_Connection *conn, int64_t id)
+{
+	struct store *s = store_pool_get(&hc->pool);
+	struct store_incident inc = { 0 };
+	struct store_bundle_spec spec = { .incident_id = id, .made_ts = time_now_ns() };
+	struct store_sandbox sb;
+	unsigned char *bytes = NULL;
+	struct MHD_Response *resp;
+	char *copy, disp[96];
+	size_t len = 0;
+	int r = store_incident_list(s, id, one_incident_cb, &inc);
+
+	if (r >= 0 && inc.id != id)
+		r = -ENOENT;
+	if (r >= 0 && (r = store_sandbox_find(s, inc.sandbox, &sb)) >= 0) {
+		spec.sandbox_id = sb.id;
+		spec.until = inc.end_ts;
+		r = store_bundle_make(s, &spec, &bytes, &len);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r == -ENOENT)
+		return fail(hc, conn, 404, "no such incident");
+	if (r < 0 || !(copy = malloc(len))) {
+		sqlite3_free(bytes);
+		return fail(hc, conn, 500, "the bundle could not be made");
+	}
+	memcpy(copy, bytes, len);
+	sqlite3_free(bytes);
+	if (!(resp = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE))) {
+		free(copy);
+		return MHD_NO;
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"firebreak-incident-%lld.db\"",
+		 (long long)id);
+	MHD_add_response_header(resp, "Content-Type", "application/vnd.sqlite3");
+	MHD_add_response_header(resp, "Content-Disposition", disp);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	atomic_fetch_add(&hc->by_code[2], 1);
+	enum MHD_Result mr = MHD_queue_response(conn, 200, resp);
+
+	MHD_destroy_response(resp);
+	return mr;
+}
+
+/* POST .../incidents/{id}/replay: the incident's sandbox replayed, with the recorded policy (an
+ * empty body) or the policy in the body; the comparison (lib/replay.c). Reads only. */
+static enum MHD_Result post_replay(struct http_child *hc, struct MHD_Connection *conn, int64_t id,
+				   const struct request *rq)
+{
+	struct store *s;
+	struct store_incident inc = { 0 };
+	struct store_sandbox sb;
+	struct replay_opts o = { 0 };
+	struct replay_result res;
+	struct policy *p = NULL;
+	char err[256];
+	json_t *out;
+	int r;
+
+	if (rq->len && policy_load_text("the policy sent", rq->body, rq->len, &p, err,
+					sizeof(err)) < 0)
+		return fail(hc, conn, 400, err);
+	s = store_pool_get(&hc->pool);
+	r = store_incident_list(s, id, one_incident_cb, &inc);
+	if (r >= 0 && inc.id != id)
+		r = -ENOENT;
+	if (r >= 0 && (r = store_sandbox_find(s, inc.sandbox, &sb)) >= 0) {
+		o.policy = p;
+		r = replay_sandbox(s, &sb, &o, &res);
+	}
+	store_pool_put(&hc->pool, s);
+	if (r < 0) {
+		policy_free(p);
+		return r == -ENOENT ? fail(hc, conn, 404, "no such incident")
+				    : fail(hc, conn, 500, "the replay failed");
+	}
+	out = replay_json(&res, p != NULL);
+	if (out) {
+		json_object_set_new(out, "policy", json_string(p ? policy_hash(p) : "recorded"));
+		json_object_set_new(out, "missing_policy", json_boolean(res.missing_policy));
+	}
+	replay_result_free(&res);
+	policy_free(p);
+	return respond_json(hc, conn, 200, out);
+}
+
 /* The core's reply to an action, with its status: 404 for no such sandbox, 409 for a state the
  * action does not apply to. */
 static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection *conn,
@@ -642,6 +735,8 @@ enum route {
 	R_TRACE,
 	R_INCIDENT_OTLP,
 	R_SANDBOX_OTLP,
+	R_INCIDENT_BUNDLE,
+	R_INCIDENT_REPLAY,
 };
 
 struct match {
@@ -687,9 +782,16 @@ static void match(const char *url, struct match *m)
 		m->need = AUTH_ACTION;
 	} else if (n == 2 && strcmp(seg[0], "events") == 0 && strcmp(seg[1], "stream") == 0)
 		m->route = R_STREAM;
-	else if ((n == 2 || (n == 3 && strcmp(seg[2], "otlp") == 0)) &&
+	else if ((n == 2 || (n == 3 && (strcmp(seg[2], "otlp") == 0 ||
+					       strcmp(seg[2], "bundle") == 0 ||
+					       strcmp(seg[2], "replay") == 0))) &&
 		 strcmp(seg[0], "incidents") == 0) {
-		m->route = n == 2 ? R_INCIDENT : R_INCIDENT_OTLP;
+		m->route = n == 2			 ? R_INCIDENT
+			   : strcmp(seg[2], "otlp") == 0   ? R_INCIDENT_OTLP
+			   : strcmp(seg[2], "bundle") == 0 ? R_INCIDENT_BUNDLE
+							   : R_INCIDENT_REPLAY;
+		if (m->route == R_INCIDENT_REPLAY)
+			m->method = "POST"; /* it reads only: the read token will do */
 		m->bad = parse_i64(seg[1], &m->id) < 0 || m->id == 0;
 	} else if ((n == 2 || n == 3) && strcmp(seg[0], "sandboxes") == 0) {
 		m->bad = !event_sandbox_name_valid(seg[1]);
@@ -733,9 +835,11 @@ static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *co
 		return fail(hc, conn, 413, "the body is too large");
 	if (m.bad)
 		return fail(hc, conn, 404,
-			    m.route == R_INCIDENT || m.route == R_INCIDENT_OTLP ? "no such incident"
-										: "no such sandbox");
-	if (rq->len && m.method[0] == 'G')
+			    m.route == R_INCIDENT || m.route == R_INCIDENT_OTLP ||
+					    m.route == R_INCIDENT_BUNDLE || m.route == R_INCIDENT_REPLAY
+				    ? "no such incident"
+				    : "no such sandbox");
+	if (rq->len && m.method[0] == 'G' && m.route != R_NONE)
 		return fail(hc, conn, 400, "a GET takes no body");
 	switch (m.route) {
 	case R_HEALTHZ:
@@ -760,6 +864,10 @@ static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *co
 		return get_otlp(hc, conn, NULL, m.id);
 	case R_SANDBOX_OTLP:
 		return get_otlp(hc, conn, m.name, 0);
+	case R_INCIDENT_BUNDLE:
+		return get_bundle(hc, conn, m.id);
+	case R_INCIDENT_REPLAY:
+		return post_replay(hc, conn, m.id, rq);
 	case R_STREAM: {
 		const char *err;
 		struct MHD_Response *resp = sse_response(hc, conn, &err);
@@ -790,7 +898,9 @@ enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const ch
 
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
-		rq->max = strcmp(url, "/api/v1/trace") == 0 ? TRACE_BODY_MAX : ACTION_BODY_MAX;
+		rq->max = strcmp(url, "/api/v1/trace") == 0 ? TRACE_BODY_MAX
+			  : strstr(url, "/replay")		? REPLAY_BODY_MAX
+								: ACTION_BODY_MAX;
 		*con_cls = rq;
 		/* Too large by its own account: refused before a byte of it is read. */
 		if (cl && parse_i64(cl, &declared) == 0 && (uint64_t)declared > rq->max)

@@ -68,6 +68,15 @@ static int seccomp_allowlist(int outbound)
 	 * fatal, so SQLite reports it rather than the child dying mid-request. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
+	/* Nor is anything there to look for: the policy loader asks whether a tool's program
+	 * exists (a what-if replay loads a policy), and is told no. */
+	for (size_t i = 0; i < 3 && r == 0; i++) {
+		static const char *const lookups[] = { "access", "faccessat", "faccessat2" };
+		int nr = seccomp_syscall_resolve_name(lookups[i]);
+
+		if (nr != __NR_SCMP_ERROR)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), nr, 0);
+	}
 	/* The exporter: TCP out, over IPv4 or IPv6, nothing else. */
 	if (r == 0 && outbound)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,

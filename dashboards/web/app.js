@@ -199,6 +199,39 @@ async function loadIncident(id) {
   $("#swimlanes").dataset.events = String(events.length);
 }
 
+// A replay of the open incident (POST .../replay: reads only, the read token will do).
+async function runReplay() {
+  const id = state.incident.incident.id, body = $("#replay-policy").value.trim();
+  const r = await fetch("/api/v1/incidents/" + id + "/replay", { method: "POST", body,
+    headers: { Authorization: "Bearer " + tokens.read } });
+  const d = await r.json().catch(() => ({}));
+  const out = $("#replay-out");
+  if (!r.ok) { out.replaceChildren(el("p", { class: "bug" }, "replay: " + (d.error || r.status))); return; }
+  const item = (cls, v) => el("li", { class: cls }, cls + " " + v.rule + " (" + v.severity + ") -> " + v.action +
+    (v.step != null ? " at step " + v.step : "") + ": " + v.reason);
+  const stop = (v) => v ? v.action + " by " + v.rule + (v.step != null ? " at step " + v.step : "") : "none";
+  const parts = [];
+  if (!body) {
+    parts.push(el("p", { class: d.determinism_bugs.length ? "bug" : "same" }, d.determinism_bugs.length
+      ? "DETERMINISM BUG: " + d.determinism_bugs.length + " verdicts differ from the recorded ones"
+      : d.replayed.length + " verdicts, identical to the recorded ones (" + d.events + " events)"));
+  } else {
+    parts.push(el("ul", {}, ...d.added.map((v) => item("added", v)), ...d.removed.map((v) => item("removed", v)),
+      ...d.changed.map((c) => item("changed", c.replayed))));
+    if (!d.added.length && !d.removed.length && !d.changed.length) parts.push(el("p", { class: "same" }, "the same verdicts"));
+  }
+  parts.push(el("p", {}, "first stop: recorded " + stop(d.recorded_first_stop) + "; replayed " + stop(d.replayed_first_stop)));
+  out.replaceChildren(...parts);
+}
+
+async function getBundle() {
+  const id = state.incident.incident.id;
+  const r = await fetch("/api/v1/incidents/" + id + "/bundle", { headers: { Authorization: "Bearer " + tokens.read } });
+  if (!r.ok) return showError("bundle: " + r.status);
+  const a = el("a", { href: URL.createObjectURL(await r.blob()), download: "firebreak-incident-" + id + ".db" });
+  a.click();
+}
+
 // The live stream: fetch, so the token can go in a header (EventSource cannot send one).
 async function stream() {
   for (;;) {
@@ -263,6 +296,7 @@ async function route() {
   $("#incident").hidden = !id;
   try {
     await (id ? loadIncident(id) : loadHome());
+    if (id && p.get("replay")) await runReplay(); /* #incident=N&replay=1 */
     document.body.dataset.ready = "1";
   } catch (e) {
     showError(String(e));
@@ -277,6 +311,8 @@ $("#login-form").addEventListener("submit", (e) => {
   sessionStorage.setItem("fb-read", tokens.read);
   route().then((ok) => ok && stream());
 });
+$("#replay-run").addEventListener("click", () => runReplay().catch((e) => showError(String(e))));
+$("#bundle-get").addEventListener("click", () => getBundle().catch((e) => showError(String(e))));
 $("#nav-home").addEventListener("click", (e) => { e.preventDefault(); location.hash = ""; });
 window.addEventListener("hashchange", () => { route(); });
 route().then((ok) => ok && stream());

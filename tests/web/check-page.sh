@@ -14,7 +14,7 @@ chrome() {
 		--host-resolver-rules="MAP * ~NOTFOUND , EXCLUDE 127.0.0.1" \
 		--virtual-time-budget=10000 "$@" 2>>"$OUT/chromium.log"
 }
-chrome --dump-dom "$FB_DEMO_URL" >"$OUT/dom.html" || { echo "chromium failed"; exit 1; }
+chrome --dump-dom "$FB_DEMO_URL&replay=1" >"$OUT/dom.html" || { echo "chromium failed"; exit 1; }
 chrome --hide-scrollbars --window-size=1400,700 --screenshot="$OUT/incident.png" "$FB_DEMO_URL" >/dev/null ||
 	{ echo "no screenshot"; exit 1; }
 rm -rf "$OUT/profile"
@@ -25,10 +25,13 @@ class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.stack, self.summary, self.lanes, self.ready = [], "", {}, False
+        self.replay, self.in_same = "", False
         self.lane = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         cls = (a.get("class") or "").split()
+        if "same" in cls:
+            self.in_same = True
         if tag == "body" and a.get("data-ready") == "1":
             self.ready = True
         if "lane" in cls:
@@ -41,6 +44,9 @@ class Page(html.parser.HTMLParser):
         if self.stack:
             self.stack.pop()
     def handle_data(self, d):
+        if self.in_same:
+            self.replay += d
+            self.in_same = False
         if self.stack and self.stack[-1] == "summary":
             self.summary += d
 
@@ -55,5 +61,6 @@ cats15 = {c for c, k in p.lanes["15"]["events"]}
 assert {"exec", "denied", "verdict"} <= cats15, "step 15's lane: %s" % sorted(cats15)
 actions = [k for lane in p.lanes.values() for c, k in lane["events"] if c == "action"]
 assert "action.kill" in actions, "no kill on the lanes: %s" % actions
-print("   lanes: %s; step 15: %s" % (", ".join(sorted(p.lanes)), ", ".join(sorted(cats15))))
+assert "identical to the recorded ones" in p.replay, "the page's replay: %r" % p.replay
+print("   lanes: %s; step 15: %s; replay: %s" % (", ".join(sorted(p.lanes)), ", ".join(sorted(cats15)), p.replay))
 PY
