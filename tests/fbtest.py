@@ -140,4 +140,15 @@ def main(test):
         w.dump_log()
         w.close()
         sys.exit(1)
+    # Determinism: the scenario the test recorded replays to exactly its recorded verdicts.
+    if w.daemon is not None:
+        w.stop()
+    if os.path.exists(w.db):
+        r = w.fb("replay", "--all", check=False)
+        if r.returncode != 0:
+            print("FAIL: replaying this test's store did not give its recorded verdicts:\n%s%s"
+                  % (r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")),
+                  file=sys.stderr, flush=True)
+            w.close()
+            sys.exit(1)
     w.close()
