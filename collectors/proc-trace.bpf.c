@@ -38,6 +38,15 @@ struct {
 	__type(value, __u8);
 } scope_allow SEC(".maps");
 
+/* The processes of watched sandboxes (tgid -> the sandbox's cgroup id), noted at fork and exec,
+ * forgotten at exit: so a process that moves itself out of its sandbox is still known as its. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROC_TRACE_TASKS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sandbox_tasks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
@@ -170,6 +179,11 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 
 	if (!(w = watched_sandbox(&sb)))
 		return 0;
+	{
+		__u32 tgid = BPF_CORE_READ(p, tgid);
+
+		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+	}
 	killed = out_of_scope(bprm);
 	e = reserve(w, sb, PROC_TRACE_EXEC);
 	if (!e)
@@ -201,6 +215,11 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	/* New processes only; threads share their process's identity. */
 	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox(&sb)))
 		return 0;
+	{
+		__u32 tgid = BPF_CORE_READ(child, tgid);
+
+		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+	}
 	e = reserve(w, sb, PROC_TRACE_FORK);
 	if (!e)
 		return 0;
@@ -217,7 +236,14 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	struct proc_trace_event *e;
 	__u64 sb;
 
-	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid) || !(w = watched_sandbox(&sb)))
+	if (BPF_CORE_READ(p, pid) != BPF_CORE_READ(p, tgid))
+		return 0;
+	{
+		__u32 tgid = BPF_CORE_READ(p, tgid);
+
+		bpf_map_delete_elem(&sandbox_tasks, &tgid);
+	}
+	if (!(w = watched_sandbox(&sb)))
 		return 0;
 	e = reserve(w, sb, PROC_TRACE_EXIT);
 	if (!e)
@@ -435,10 +461,56 @@ int BPF_PROG(cg_rmdir, struct cgroup *cgrp, const char *path)
  * outside (a runtime, an operator's shell), not one inside leaving or rearranging it. The
  * enforcer's tools are born in their sandbox's pid namespace.
  */
+/* Whether cgroup cg is the cgroup of id id, or under it. */
+static __always_inline int within(struct cgroup *cg, __u64 id)
+{
+	int level = BPF_CORE_READ(cg, level);
+
+	for (int i = 0; i <= PROC_TRACE_LEVEL_MAX; i++) {
+		struct cgroup *anc = NULL;
+
+		if (i > level)
+			break;
+		bpf_core_read(&anc, sizeof(anc), &cg->ancestors[i]);
+		if (anc && BPF_CORE_READ(anc, kn, id) == id)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A process of a sandbox moved out of it, to a cgroup outside (the escape from freeze and kill):
+ * recorded as the sandbox's, whoever did the move. 1 if it was one.
+ */
+static __always_inline int left_sandbox(struct cgroup *dst, const char *path,
+					struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct proc_trace_watch *w;
+	struct proc_trace_event *e;
+	__u64 *sb = bpf_map_lookup_elem(&sandbox_tasks, &tgid), id;
+
+	if (!sb || within(dst, *sb))
+		return 0;
+	id = *sb;
+	if (!(w = bpf_map_lookup_elem(&watched, &id)) || !(e = reserve(w, id, PROC_TRACE_CGROUP)))
+		return 1;
+	e->cgroup_id = id; /* the sandbox's own: the task is no longer in any of its cgroups */
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ppid = tgid;
+	e->flags = PROC_TRACE_F_CG_ATTACH | PROC_TRACE_F_CG_LEFT;
+	e->path[0] = '\0';
+	bpf_probe_read_kernel_str(e->path, sizeof(e->path), path);
+	submit_urgent(e, 1);
+	return 1;
+}
+
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(cg_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
+	if (BPF_CORE_READ(dst, root, hierarchy_id) == 0 && left_sandbox(dst, path, task))
+		return 0;
 	if (BPF_CORE_READ(task, tgid) == (__u32)(bpf_get_current_pid_tgid() >> 32) &&
 	    BPF_CORE_READ(task, thread_pid, level) == 0)
 		return 0;

@@ -52,6 +52,33 @@ static int on_record(void *ctx, void *data, size_t size)
 	return t->fn(e, t->data) ? -EAGAIN : 0;
 }
 
+/* Opens and loads the skeleton; with_unix 0 leaves out the unix socket hooks (Linux 6.7). */
+static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_unix)
+{
+	int r;
+
+	t->skel = proc_trace__open();
+	if (!t->skel)
+		return log_errno(-errno, "process tracer: open");
+	/* Wake the reader at a quarter full, at most 64 KiB: a small ring must not sit full. */
+	t->skel->rodata->wakeup_bytes = ring_size / 4 < (64 << 10) ? ring_size / 4 : (64 << 10);
+	if ((r = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring_size)) < 0)
+		return log_errno(r, "process tracer: ring buffer of %llu bytes",
+				 (unsigned long long)ring_size);
+	/* The unix hooks' sections name inet ones (this libbpf knows no others): set their own. */
+	if (with_unix &&
+	    ((r = bpf_program__set_expected_attach_type(t->skel->progs.connect_unix,
+							 PROC_TRACE_ATTACH_UNIX_CONNECT)) < 0 ||
+	     (r = bpf_program__set_expected_attach_type(t->skel->progs.sendmsg_unix,
+							 PROC_TRACE_ATTACH_UNIX_SENDMSG)) < 0))
+		return log_errno(r, "process tracer: unix socket hooks");
+	if (!with_unix) {
+		bpf_program__set_autoload(t->skel->progs.connect_unix, false);
+		bpf_program__set_autoload(t->skel->progs.sendmsg_unix, false);
+	}
+	return proc_trace__load(t->skel);
+}
+
 int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 {
 	struct proc_tracer *t = calloc(1, sizeof(*t));
@@ -59,27 +86,15 @@ int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 
 	if (!t)
 		return -ENOMEM;
-	t->skel = proc_trace__open();
-	if (!t->skel) {
-		r = log_errno(-errno, "process tracer: open");
-		goto fail;
+	/* A kernel before 6.7 has no unix socket hooks: everything else still loads without them. */
+	if ((r = open_and_load(t, ring_size, 1)) < 0) {
+		proc_trace__destroy(t->skel);
+		t->skel = NULL;
+		if ((r = open_and_load(t, ring_size, 0)) == 0)
+			log_warn("process tracer: no unix socket hooks on this kernel (Linux 6.7 has "
+				 "them): the monitor's sockets asked for are not seen");
 	}
-	/* Wake the reader at a quarter full, at most 64 KiB: a small ring must not sit full. */
-	t->skel->rodata->wakeup_bytes = ring_size / 4 < (64 << 10) ? ring_size / 4 : (64 << 10);
-	if ((r = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring_size)) < 0) {
-		log_errno(r, "process tracer: ring buffer of %llu bytes",
-			  (unsigned long long)ring_size);
-		goto fail;
-	}
-	/* The unix hooks' sections name inet ones (this libbpf knows no others): set their own. */
-	if ((r = bpf_program__set_expected_attach_type(t->skel->progs.connect_unix,
-							PROC_TRACE_ATTACH_UNIX_CONNECT)) < 0 ||
-	    (r = bpf_program__set_expected_attach_type(t->skel->progs.sendmsg_unix,
-							PROC_TRACE_ATTACH_UNIX_SENDMSG)) < 0) {
-		log_errno(r, "process tracer: unix socket hooks");
-		goto fail;
-	}
-	if ((r = proc_trace__load(t->skel)) < 0 || (r = proc_trace__attach(t->skel)) < 0) {
+	if (r < 0 || (r = proc_trace__attach(t->skel)) < 0) {
 		log_errno(r, "process tracer: load and attach");
 		goto fail;
 	}
@@ -153,7 +168,8 @@ static int attach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid, const char 
 	if ((fd = open(cgroup_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
 	for (int k = 0; k < CGROUP_HOOKS && r == 0; k++)
-		if (!(sl.link[k] = bpf_program__attach_cgroup(progs[k], fd)))
+		if (bpf_program__fd(progs[k]) >= 0 && /* not loaded on this kernel: left out */
+		    !(sl.link[k] = bpf_program__attach_cgroup(progs[k], fd)))
 			r = -errno;
 	close(fd);
 	if (r < 0) {

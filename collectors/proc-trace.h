@@ -18,6 +18,8 @@
 #define PROC_TRACE_F_CG_MKDIR 4	   /* cgroup: a cgroup made */
 #define PROC_TRACE_F_CG_RMDIR 8	   /* cgroup: a cgroup removed */
 #define PROC_TRACE_F_CG_ATTACH 16  /* cgroup: a task moved into a cgroup (ppid: that task) */
+#define PROC_TRACE_F_CG_LEFT 32	   /* cgroup: ... out of its sandbox (the record is the sandbox's) */
+#define PROC_TRACE_TASKS_MAX 65536 /* the sandboxes' processes, as far as the tracer knows */
 
 /* The attach types of the unix socket hooks (Linux 6.7), which this libbpf does not name. */
 #define PROC_TRACE_ATTACH_UNIX_CONNECT 49

@@ -12,6 +12,7 @@
 struct epoch {
 	int64_t first, last; /* events fed: [first, last]; last INT64_MAX while it ran on */
 	char policy_hash[80];
+	int started;
 };
 
 struct run {
@@ -67,6 +68,7 @@ static int marker_cb(const struct event *ev, void *data)
 
 		e->first = id;
 		e->last = INT64_MAX;
+		e->started = 0;
 		strscpy(e->policy_hash, sizeof(e->policy_hash),
 			json_string_value(json_object_get(f, "policy_hash"))
 				? json_string_value(json_object_get(f, "policy_hash"))
@@ -173,9 +175,14 @@ static int event_cb(const struct event *ev, void *data)
 		r->st = NULL;
 		r->cur = r->n_epochs;
 	}
+	/* An epoch starts at its first event, or at the first of its events the store still has
+	 * (retention, a failed commit). */
 	for (size_t i = 0; i < r->n_epochs && ev->id >= r->epochs[i].first; i++) {
-		if (ev->id == r->epochs[i].first && (rc = start_epoch(r, i)) < 0)
-			return rc;
+		if (!r->epochs[i].started && ev->id <= r->epochs[i].last) {
+			r->epochs[i].started = 1;
+			if ((rc = start_epoch(r, i)) < 0)
+				return rc;
+		}
 	}
 	if (r->st && r->cur < r->n_epochs && ev->id >= r->epochs[r->cur].first &&
 	    ev->id <= r->epochs[r->cur].last) {
@@ -208,8 +215,9 @@ int replay_sandbox(struct store *s, const struct store_sandbox *sb, const struct
 			goto out;
 		}
 		r.n_epochs = 1;
-		r.epochs[0].first = INT64_MIN; /* started by the first event, below */
+		r.epochs[0].first = INT64_MIN; /* started here, fed from the first event */
 		r.epochs[0].last = INT64_MAX;
+		r.epochs[0].started = 1;
 		strscpy(r.epochs[0].policy_hash, sizeof(r.epochs[0].policy_hash), sb->policy_hash);
 		if ((rc = start_epoch(&r, 0)) < 0)
 			goto out;

@@ -26,7 +26,10 @@ static const struct copy copies[] = {
 	{ "sandboxes", "id = ?1" },
 	{ "steps", "sandbox_id = ?1" },
 	{ "step_spans", "sandbox_id = ?1" },
-	{ "events", "sandbox_id = ?1 AND ts <= ?3" },
+	/* Up to the last event of the window in the order the monitor saw them (ids), not in
+	 * time: replay feeds by id. */
+	{ "events", "sandbox_id = ?1 AND id <= (SELECT coalesce(max(id), 0) FROM events "
+		    "WHERE sandbox_id = ?1 AND ts <= ?3)" },
 	{ "incidents", "sandbox_id = ?1 AND (?2 = 0 OR id = ?2)" },
 	{ "incident_events",
 	  "incident_id IN (SELECT id FROM incidents WHERE sandbox_id = ?1 AND (?2 = 0 OR id = ?2))" },
@@ -210,7 +213,7 @@ int store_bundle_open(const char *path, struct store **ret, char *err, size_t er
 	int64_t n;
 	int r;
 
-	snprintf(err, errlen, "not a Firebreak bundle");
+	snprintf(err, errlen, "not a Firebreak bundle (or a damaged or truncated one)");
 	if ((r = store_open(path, STORE_READ_ONLY, &b)) < 0) {
 		if (r == -EPROTO)
 			snprintf(err, errlen, "made by a Firebreak of another schema version (this one "

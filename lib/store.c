@@ -295,6 +295,10 @@ static int open_internal(const char *path, enum store_mode mode, int target, str
 			r = -EPROTO;
 			goto fail;
 		}
+		/* Sorts and temporary tables in memory: a reader in a jail (the HTTP child) has no
+		 * file system to spill to. */
+		if ((r = store_exec(s, "PRAGMA temp_store = MEMORY")) < 0)
+			goto fail;
 		*ret = s;
 		return 0;
 	}

@@ -1,6 +1,7 @@
 #include "child.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -64,10 +65,17 @@ int child_start(struct child *c, const int *fds, int nfds)
 		 * only the fds given, at 3 and up. */
 		sigset_t none;
 
+		int high[8];
+
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int i = 0; i < nfds; i++)
-			if (dup2(fds[i], 3 + i) < 0)
+		/* Out of the way first (one of them may already sit at 3 + i), then into place:
+		 * dup2 clears close-on-exec, so exactly these survive the exec. */
+		for (int i = 0; i < nfds && i < 8; i++)
+			if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + nfds)) < 0)
+				_exit(127);
+		for (int i = 0; i < nfds && i < 8; i++)
+			if (dup2(high[i], 3 + i) < 0)
 				_exit(127);
 		execv("/proc/self/exe", args);
 		_exit(127);

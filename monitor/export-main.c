@@ -54,16 +54,23 @@ static void schedule(struct target *t, int ok, int more)
 	t->next_ns = now + t->backoff_ns;
 }
 
+/*
+ * 0 delivered; -EAGAIN to be tried again (no answer, 5xx, 408, 429); -EBADMSG refused for good
+ * (another 4xx: the same batch would be refused again, so it is counted and passed over rather
+ * than holding up everything after it).
+ */
 static int push(struct target *t, const char *body, size_t len)
 {
 	int status = 0, r = http_post(t->ep, "application/json", body, len, PUSH_TIMEOUT_MS, &status);
 
-	if (r < 0 || status / 100 != 2) {
-		log_warn("%s push to %s:%s%s failed: %s%d", t->name, t->ep->host, t->ep->port,
-			 t->ep->path, r < 0 ? strerror(-r) : "HTTP ", r < 0 ? 0 : status);
-		return -EIO;
-	}
-	return 0;
+	if (r == 0 && status / 100 == 2)
+		return 0;
+	log_warn("%s push to %s:%s%s failed: %s%d%s", t->name, t->ep->host, t->ep->port,
+		 t->ep->path, r < 0 ? strerror(-r) : "HTTP ", r < 0 ? 0 : status,
+		 r == 0 && status / 100 == 4 && status != 408 && status != 429
+			 ? " (refused for good: passed over)"
+			 : "");
+	return r == 0 && status / 100 == 4 && status != 408 && status != 429 ? -EBADMSG : -EAGAIN;
 }
 
 /* Loki: streams keyed by their labels, each line the event's JSON. */
@@ -132,16 +139,17 @@ static int loki_round(struct store *s, struct target *t, struct export_state *st
 	if (r == 0 && b.lines && body && (text = json_dumps(body, JSON_COMPACT))) {
 		r = push(t, text, strlen(text));
 		if (r == 0) {
-			st->loki_after = b.last_id;
 			st->loki_pushes++;
 			st->loki_lines += b.lines;
 		} else {
 			st->loki_errors++;
 		}
+		if (r == 0 || r == -EBADMSG)
+			st->loki_after = b.last_id;
 	}
 	free(text);
 	json_decref(body);
-	schedule(t, r == 0, b.lines == LOKI_BATCH);
+	schedule(t, r == 0 || r == -EBADMSG, b.lines == LOKI_BATCH);
 	return r;
 }
 
@@ -204,8 +212,9 @@ static int otlp_round(struct store *s, struct target *t, struct export_state *st
 		return r < 0 ? r : -ENOMEM;
 	}
 	r = push(t, text, strlen(text));
-	if (r == 0) {
+	if (r == 0 || r == -EBADMSG)
 		st->otlp_after = n.inc.id;
+	if (r == 0) {
 		st->otlp_pushes++;
 		st->otlp_spans += json_array_size(json_object_get(
 			json_array_get(json_object_get(json_array_get(json_object_get(trace,
@@ -219,7 +228,7 @@ static int otlp_round(struct store *s, struct target *t, struct export_state *st
 	}
 	free(text);
 	json_decref(trace);
-	schedule(t, r == 0, r == 0);
+	schedule(t, r == 0 || r == -EBADMSG, r == 0 || r == -EBADMSG);
 	return r;
 }
 
@@ -245,11 +254,11 @@ int export_main(const struct config *cfg, int foreground)
 	int r;
 
 	prctl(PR_SET_NAME, "firebreakd-exp", 0, 0, 0);
+	syscall(SYS_close_range, STATE_FD + 1, ~0U, 0); /* before syslog opens its socket */
 	if (foreground)
 		log_set_stamp("firebreakd-export");
 	else
 		log_use_syslog("firebreakd-export");
-	syscall(SYS_close_range, STATE_FD + 1, ~0U, 0);
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);

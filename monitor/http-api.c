@@ -36,6 +36,7 @@ struct request {
 	char *body;
 	size_t len, cap, max;
 	int too_large;
+	int answered; /* refused at its first call, before its body */
 };
 
 /* A growing text buffer for responses built by hand (timelines). */
@@ -559,6 +560,11 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 			json_decref(body);
 			return fail(hc, conn, 400, "the body is {\"reason\": TEXT} or nothing");
 		}
+		/* The store keeps 255 bytes of a reason; the channel's cap fits that, escaped. */
+		if (reason && strlen(reason) > 255) {
+			json_decref(body);
+			return fail(hc, conn, 400, "reason: 255 bytes at most");
+		}
 	}
 	payload = json_pack("{s:s}", "sandbox", name);
 	if (payload && reason)
@@ -571,10 +577,11 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 	len = strlen(text);
 	r = channel_call(hc->chan, action, (const char *const *)&text, &len, 1, &answer);
 	free(text);
-	if (r == -ETIMEDOUT)
-		return fail(hc, conn, 504, "the monitor did not answer in time");
-	if (r < 0 || !answer)
-		return fail(hc, conn, 503, "the monitor is not reachable");
+	if (r < 0 || !answer) {
+		free(answer);
+		return r == -ETIMEDOUT ? fail(hc, conn, 504, "the monitor did not answer in time")
+				       : fail(hc, conn, 503, "the monitor is not reachable");
+	}
 	reply = json_loads(answer, 0, NULL);
 	free(answer);
 	if (!json_is_object(reply))
@@ -584,7 +591,11 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 	err = json_string_value(json_object_get(reply, "error"));
 	json_object_del(reply, "line");
 	json_object_del(reply, "class");
-	return respond_json(hc, conn, err && strcmp(err, "unknown sandbox") == 0 ? 404 : 409, reply);
+	return respond_json(hc, conn,
+			    err && strcmp(err, "unknown sandbox") == 0 ? 404
+			    : err && strncmp(err, "reason", 6) == 0   ? 400
+								      : 409,
+			    reply);
 }
 
 /* Trace lines in the body, one per line, judged by the core as on the trace socket; the reply has
@@ -813,26 +824,76 @@ static void match(const char *url, struct match *m)
 	}
 }
 
-static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn,
-				const char *url, const char *method, const struct request *rq)
+/*
+ * Route, method, token and declared size, judged before any of a body is read (the first call
+ * for a request): a request that will be refused costs no memory. 1 and the answer queued, or 0.
+ */
+static int refuse_early(struct http_child *hc, struct MHD_Connection *conn, const char *url,
+			const char *method, const struct request *rq, enum MHD_Result *ret)
 {
 	struct match m;
 	enum auth a;
 
 	match(url, &m);
 	if (m.route == R_NONE && strcmp(method, "GET") == 0 && http_web_find(hc, url))
-		return get_web(hc, conn, http_web_find(hc, url));
+		return 0;
+	if (m.route == R_NONE && strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0])
+		return 0; /* a CORS preflight, answered in dispatch */
 	if (m.route == R_NONE)
-		return fail(hc, conn, 404, "no such resource");
-	if (strcmp(method, m.method) != 0)
-		return fail(hc, conn, 405, "method not allowed here");
+		return *ret = fail(hc, conn, 404, "no such resource"), 1;
+	if (strcmp(method, m.method) != 0 &&
+	    !(strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0]))
+		return *ret = fail(hc, conn, 405, "method not allowed here"), 1;
+	if (strcmp(method, "OPTIONS") == 0)
+		return 0;
 	a = authorize(hc, conn);
 	if (m.need != AUTH_NONE && a == AUTH_NONE)
-		return fail(hc, conn, 401, "a bearer token is needed (Authorization: Bearer TOKEN)");
+		return *ret = fail(hc, conn, 401,
+				   "a bearer token is needed (Authorization: Bearer TOKEN)"),
+		       1;
 	if (m.need == AUTH_ACTION && a != AUTH_ACTION)
-		return fail(hc, conn, 403, "this needs the action token");
+		return *ret = fail(hc, conn, 403, "this needs the action token"), 1;
 	if (rq->too_large)
-		return fail(hc, conn, 413, "the body is too large");
+		return *ret = fail(hc, conn, 413, "the body is too large"), 1;
+	return 0;
+}
+
+/* A CORS preflight from the configured origin: what the API takes. */
+static enum MHD_Result preflight(struct http_child *hc, struct MHD_Connection *conn)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	enum MHD_Result r;
+
+	if (!resp)
+		return MHD_NO;
+	if (origin && strcmp(origin, hc->cfg->http_cors_origin) == 0) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST");
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+					"Authorization, Content-Type, Last-Event-ID");
+		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+		MHD_add_response_header(resp, "Vary", "Origin");
+	}
+	atomic_fetch_add(&hc->by_code[2], 1);
+	r = MHD_queue_response(conn, 204, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn,
+				const char *url, const char *method, const struct request *rq)
+{
+	struct match m;
+	enum MHD_Result early;
+
+	match(url, &m);
+	if (m.route == R_NONE && strcmp(method, "GET") == 0 && http_web_find(hc, url))
+		return get_web(hc, conn, http_web_find(hc, url));
+	if (strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0])
+		return preflight(hc, conn);
+	if (refuse_early(hc, conn, url, method, rq, &early))
+		return early;
 	if (m.bad)
 		return fail(hc, conn, 404,
 			    m.route == R_INCIDENT || m.route == R_INCIDENT_OTLP ||
@@ -902,9 +963,19 @@ enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const ch
 			  : strstr(url, "/replay")		? REPLAY_BODY_MAX
 								: ACTION_BODY_MAX;
 		*con_cls = rq;
-		/* Too large by its own account: refused before a byte of it is read. */
+		/* Too large by its own account: refused before a byte of it is read; so is a request
+		 * with no token, a wrong one, or no such route. */
 		if (cl && parse_i64(cl, &declared) == 0 && (uint64_t)declared > rq->max)
 			rq->too_large = 1;
+		enum MHD_Result early;
+		if (refuse_early(hc, conn, url, method, rq, &early)) {
+			rq->answered = 1;
+			return early;
+		}
+		return MHD_YES;
+	}
+	if (rq->answered) {
+		*upload_data_size = 0; /* refused already: the rest is not kept */
 		return MHD_YES;
 	}
 	if (*upload_data_size) {

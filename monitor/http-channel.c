@@ -206,7 +206,9 @@ int channel_call(struct channel *c, const char *type, const char *const *payload
 	while (r == 0 && w.got < n && !c->dead)
 		if (pthread_cond_timedwait(&c->replied, &c->lock, &deadline) == ETIMEDOUT)
 			r = -ETIMEDOUT;
-	if (r == 0 && w.got < n)
+	if (w.got == n)
+		r = 0; /* everything came, even if just as the time ran out */
+	else if (r == 0)
 		r = -EPIPE;
 	for (struct waiter **p = &c->waiters; *p; p = &(*p)->next) {
 		if (*p == &w) {

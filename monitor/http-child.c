@@ -87,12 +87,13 @@ int http_child_main(const struct config *cfg, int foreground)
 	int r;
 
 	prctl(PR_SET_NAME, "firebreakd-http", 0, 0, 0); /* not "exe" in ps and audit */
+	/* Nothing of the core's but the channel and the socket; then the log (syslog's socket is
+	 * opened now, and must not be closed under it). */
+	syscall(SYS_close_range, LISTEN_FD + 1, ~0U, 0);
 	if (foreground)
 		log_set_stamp("firebreakd-http");
 	else
 		log_use_syslog("firebreakd-http");
-	/* Nothing of the core's but the channel and the socket. */
-	syscall(SYS_close_range, LISTEN_FD + 1, ~0U, 0);
 	signal(SIGPIPE, SIG_IGN);
 	/* Every thread started below inherits this mask; only the main thread takes them. */
 	sigemptyset(&stop);

@@ -88,7 +88,7 @@ static int spawn(struct daemon *d)
 		return r;
 	}
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	if (lineserver_add_client(d->http, sv[0], 1) < 0)
+	if (lineserver_add_client(d->http, sv[0], 0) < 0)
 		close(sv[0]);
 	log_info("HTTP API child %d serving %s (port %d)", (int)d->http_child.pid, d->cfg.listen,
 		 d->http_port);

@@ -36,13 +36,14 @@ static const char *const allowed[] = {
 	"epoll_ctl", "epoll_wait", "epoll_pwait", "eventfd2", "pipe2", "clock_gettime",
 	"clock_nanosleep", "nanosleep", "gettimeofday", "getpid", "gettid", "getuid", "geteuid",
 	"getgid", "getegid", "getppid", "getrandom", "sched_yield", "sched_getaffinity", "getrlimit",
-	"prlimit64", "membarrier", "tgkill",
+	"membarrier",
 };
 
 static int seccomp_allowlist(int outbound)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
+	pid_t self = getpid();
 
 	/* No log flag: the kernel audits a kill anyway, and the errno answers below come with
 	 * every new thread (glibc tries clone3, then names the thread through /proc). */
@@ -77,13 +78,27 @@ static int seccomp_allowlist(int outbound)
 		if (nr != __NR_SCMP_ERROR)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOENT), nr, 0);
 	}
+	/* Signals to its own threads only (glibc's pthread_kill, abort), and its own limits read,
+	 * never set: the HTTP child and the exporter share a uid and must not reach each other. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,
+				     SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+	/* syslog reconnecting after its daemon restarted: told no, so it drops the line quietly. */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	/* The exporter: TCP out, over IPv4 or IPv6, nothing else. */
 	if (r == 0 && outbound)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_INET));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				     SCMP_A0(SCMP_CMP_EQ, AF_INET),
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
 	if (r == 0 && outbound)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_INET6));
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				     SCMP_A0(SCMP_CMP_EQ, AF_INET6),
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
 	if (r == 0 && outbound)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
 	if (r == 0)

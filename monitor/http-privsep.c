@@ -75,9 +75,10 @@ static const struct {
 } dispatch[] = {
 	{ "ping", 0, op_ping },
 	{ "metrics", 0, op_metrics },
-	{ "freeze", 1024, op_action },
-	{ "thaw", 1024, op_action },
-	{ "kill", 1024, op_action },
+	/* {"sandbox": 63 bytes, "reason": 255 bytes, each of which may escape to 6}. */
+	{ "freeze", 2048, op_action },
+	{ "thaw", 2048, op_action },
+	{ "kill", 2048, op_action },
 	{ "trace", FB_TRACE_LINE_MAX, op_trace },
 };
 

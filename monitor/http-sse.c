@@ -174,7 +174,7 @@ struct sse_client {
 	char kinds[SSE_KINDS_MAX][FB_KIND_MAX + 1];
 	int nkinds;
 	char *out;
-	size_t out_len, out_off;
+	size_t out_len, out_off, out_cap;
 	atomic_uint_fast64_t *clients;
 };
 
@@ -200,8 +200,17 @@ static int append(struct sse_client *c, int64_t id, const char *text, size_t len
 {
 	size_t need = c->out_len + len + 48;
 
-	if (need > SSE_CHUNK * 2) /* enough for one round */
+	if (need > SSE_CHUNK * 2 && c->out_len) /* enough for one round */
 		return 1;
+	/* One event larger than a round (a long argv, say) still goes, alone. */
+	if (need > c->out_cap) {
+		char *n = realloc(c->out, need);
+
+		if (!n)
+			return -1;
+		c->out = n;
+		c->out_cap = need;
+	}
 	c->out_len += (size_t)snprintf(c->out + c->out_len, 32, "id: %lld\ndata: ", (long long)id);
 	memcpy(c->out + c->out_len, text, len);
 	c->out_len += len;
@@ -333,7 +342,7 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 	char *end;
 
 	*ret_error = NULL;
-	if (!c || !(c->out = malloc(SSE_CHUNK * 2 + 64))) {
+	if (!c || !(c->out = malloc(c->out_cap = SSE_CHUNK * 2 + 64))) {
 		free(c);
 		return NULL;
 	}

@@ -134,18 +134,57 @@ static int small_fields(const struct proc_trace_event *e, char *buf, size_t size
 	return n + snprintf(buf + n, size - n, "}");
 }
 
-/* Whether path names one of the monitor's own files: its runtime dir (sockets) or its store's. */
+/* path with "//", "/./" and "x/.." folded away, as the kernel would walk it (symlinks aside). */
+static void fold_path(const char *path, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = path; *p && n + 1 < size;) {
+		size_t seg = strcspn(p, "/");
+
+		if (seg == 0 || (seg == 1 && p[0] == '.')) {
+			/* an empty or "." component */
+		} else if (seg == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			if (n > 0)
+				n--;
+		} else {
+			if ((n > 0 || path[0] == '/') && n + 1 < size)
+				out[n++] = '/';
+			for (size_t i = 0; i < seg && n + 1 < size; i++)
+				out[n++] = p[i];
+		}
+		p += seg;
+		while (*p == '/')
+			p++;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * Whether path names one of the monitor's own files: in its runtime dir (sockets) or its store's
+ * dir, anywhere in the path once folded (an escaped process would go through /proc/PID/root/...),
+ * or, for a relative path, their names without the leading slash. A symlink to them is not seen.
+ */
 static int monitor_path(const struct daemon *d, const char *path)
 {
-	char store_dir[PATH_MAX], *slash;
+	char store_dir[PATH_MAX], folded[PATH_MAX], *slash;
+	const char *dirs[2] = { d->cfg.runtime_dir, store_dir };
 
 	strscpy(store_dir, sizeof(store_dir), d->cfg.db);
 	if ((slash = strrchr(store_dir, '/')) && slash != store_dir)
 		*slash = '\0';
-	/* Anywhere in the path: from outside its mount namespace an escaped process would go
-	 * through /proc/PID/root/... */
-	return (d->cfg.runtime_dir[0] && strstr(path, d->cfg.runtime_dir)) ||
-	       (slash && strstr(path, store_dir));
+	fold_path(path, folded, sizeof(folded));
+	for (int i = 0; i < 2; i++) {
+		const char *dir = dirs[i];
+
+		if (!dir[0] || strcmp(dir, "/") == 0)
+			continue;
+		if (strstr(folded, dir) || (folded[0] != '/' && strstr(folded, dir + 1)))
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -161,7 +200,10 @@ static json_t *escape_fields(const struct daemon *d, const struct proc_trace_eve
 
 	switch (e->kind) {
 	case PROC_TRACE_UNIX:
-		if (len > 0 && e->path[0] == '\0') {
+		/* An abstract name (in the sandbox's own network namespace) starts with a NUL. */
+		int abstract = len > 0 && e->path[0] == '\0';
+
+		if (abstract) {
 			path[0] = '@';
 			memcpy(path + 1, e->path + 1, len - 1);
 			path[len] = '\0';
@@ -169,10 +211,11 @@ static json_t *escape_fields(const struct daemon *d, const struct proc_trace_eve
 			memcpy(path, e->path, sizeof(e->path));
 			path[strnlen(e->path, len < sizeof(e->path) ? len : sizeof(e->path))] = '\0';
 		}
-		f = json_pack("{s:s, s:s%, s:b, s:I}", "op",
+		f = json_pack("{s:s, s:s%, s:b, s:b, s:I}", "op",
 			      e->flags & PROC_TRACE_F_SENDMSG ? "sendmsg" : "connect", "path", path,
-			      strlen(path), "monitor_path", path[0] != '@' && monitor_path(d, path),
-			      "cgroup_id", (json_int_t)e->cgroup_id);
+			      strlen(path), "abstract", abstract, "monitor_path",
+			      !abstract && monitor_path(d, path), "cgroup_id",
+			      (json_int_t)e->cgroup_id);
 		return f;
 	case PROC_TRACE_SYSCTL:
 		return json_pack("{s:s%, s:s%, s:s, s:I}", "name", e->path,
@@ -182,7 +225,8 @@ static json_t *escape_fields(const struct daemon *d, const struct proc_trace_eve
 	default:
 		f = json_pack("{s:s, s:s%, s:I}", "op",
 			      e->flags & PROC_TRACE_F_CG_MKDIR	 ? "mkdir" :
-			      e->flags & PROC_TRACE_F_CG_RMDIR ? "rmdir" : "attach",
+			      e->flags & PROC_TRACE_F_CG_RMDIR ? "rmdir" :
+			      e->flags & PROC_TRACE_F_CG_LEFT ? "leave" : "attach",
 			      "path", e->path, strnlen(e->path, sizeof(e->path)), "cgroup_id",
 			      (json_int_t)e->cgroup_id);
 		if (f && (e->flags & PROC_TRACE_F_CG_ATTACH))

@@ -94,6 +94,13 @@ sqlite3 "$FIREBREAK_DB" "PRAGMA user_version = $version"
 pid=$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")
 FB_PIDS="$FB_PIDS $pid"
 check "the detached daemon answers" "$FB" status
+# Its HTTP child logs to syslog too, and keeps running (it once closed syslog's socket under it).
+HTTP_PORT=$(http_port)
+child=$(http_child_pid)
+sleep 1
+api "" GET /healthz >/dev/null
+expect_status 200 "the detached daemon's HTTP API answers"
+assert_eq "$(http_child_pid)" "$child" "its HTTP child is the one it started (not restarting)"
 kill -TERM "$pid"
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$pid" 2>/dev/null && fail "the detached daemon did not stop on SIGTERM"

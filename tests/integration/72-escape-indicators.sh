@@ -3,8 +3,8 @@
 # (the tool's own uid, -1 to keep one), a /proc/sys read and a unix socket of the sandbox's own
 # get no verdict and no cgroup event (the enforcer's own v1 joins from inside are not "cgroup
 # writes"); setuid(0), an id smuggled in the high half of a register and setgroups are refused by
-# seccomp and flagged; the monitor's sockets asked for by path (also through /proc/1/root) are
-# flagged. In an adopted cgroup, where a root process plays the escaped one (in a sandbox no
+# seccomp and flagged; the monitor's sockets asked for by path (also through /proc/1/root, with
+# "//", "/./" and ".." in it, or relative) are flagged. In an adopted cgroup, where a root process plays the escaped one (in a sandbox no
 # process can get past the kernel's own permission checks): a sysctl write is refused in the
 # kernel and flagged, and making, joining and removing a v2 cgroup from inside are flagged (a
 # host process entering the cgroup is not).
@@ -52,9 +52,12 @@ assert refused(117, 0xffffffff, 0, 0xffffffff)
 assert refused(116, 0, 0)
 print("ids refused")
 PY
+REL=${FIREBREAK_RUNTIME_DIR#/}
 cat >"$T/monitor.py" <<PY
-import socket
-for path in ["$FIREBREAK_RUNTIME_DIR/control.sock", "/proc/1/root$FIREBREAK_RUNTIME_DIR/trace.sock"]:
+import os, socket
+os.chdir("/")
+for path in ["$FIREBREAK_RUNTIME_DIR/control.sock", "/proc/1/root$FIREBREAK_RUNTIME_DIR/trace.sock",
+             "/proc/1/root/.//$REL/./x/../control.sock", "$REL/trace.sock"]:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(path)
@@ -72,7 +75,10 @@ sleep 0.5
 assert_eq "$(rules ei1)" "" "the honest run gets no verdict"
 n=$(events ei1 | grep -c '"kind":"host.cgroup"')
 assert_eq "$n" "0" "the enforcer's own cgroup joins are not reported as cgroup writes"
-events ei1 | grep '"kind":"net.unix"' | grep -q '"path":"/tmp/own.sock","monitor_path":false' ||
+events ei1 | python3 -c '
+import json, sys
+u = [json.loads(l)["fields"] for l in sys.stdin if json.loads(l)["kind"] == "net.unix"]
+assert any(f["path"] == "/tmp/own.sock" and not f["monitor_path"] and not f["abstract"] for f in u), u' ||
 	fail "the sandbox's own unix connect is not a net.unix event"
 ok "the sandbox's own unix connect is recorded (net.unix, not the monitor's)"
 
@@ -81,6 +87,8 @@ assert_eq "$out" "ids refused" "setuid(0), a smuggled setuid(0), setresuid(-1,0,
 "$FB" exec ei1 --tool attack --step 3 -- python3 /workspace/monitor.py >/dev/null || fail "monitor.py"
 want="escape.monitor-socket | a unix socket of the monitor's asked for: $FIREBREAK_RUNTIME_DIR/control.sock
 escape.monitor-socket | a unix socket of the monitor's asked for: /proc/1/root$FIREBREAK_RUNTIME_DIR/trace.sock
+escape.monitor-socket | a unix socket of the monitor's asked for: /proc/1/root/.//$REL/./x/../control.sock
+escape.monitor-socket | a unix socket of the monitor's asked for: $REL/trace.sock
 escape.seccomp | seccomp refused setgroups, an escape-class syscall
 escape.seccomp | seccomp refused setresuid, an escape-class syscall
 escape.seccomp | seccomp refused setuid, an escape-class syscall
@@ -95,7 +103,7 @@ CG=firebreak-esctest-$$
 CGDIR=$V2/$CG
 NS=firebreak-esc-$$
 remove() {
-	for d in "$CGDIR/sub" "$CGDIR"; do
+	for d in "$CGDIR/sub" "$CGDIR" "$CGDIR-out"; do
 		[ -d "$d" ] || continue
 		echo 1 >"$d/cgroup.kill" 2>/dev/null
 		for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.05; done
@@ -103,7 +111,7 @@ remove() {
 	ip netns del "$NS" 2>/dev/null
 }
 FB_CLEANUP_AFTER=remove
-mkdir "$CGDIR" && ip netns add "$NS" || fail "make the test's cgroup and netns"
+mkdir "$CGDIR" "$CGDIR-out" && ip netns add "$NS" || fail "make the test's cgroups and netns"
 check "adopt $CG" "$FB" watch "$CG" --name ad72
 KEY=/proc/sys/net/ipv4/conf/lo/forwarding
 before=$(ip netns exec "$NS" cat $KEY)
@@ -118,11 +126,17 @@ sh -c 'echo $$ >"$0/cgroup.procs" || exit 9
 	exec unshare --pid --fork sh -c "mkdir $0/sub && echo 0 >$0/sub/cgroup.procs &&
 		echo 0 >$0/cgroup.procs && rmdir $0/sub && echo cgroups changed"' \
 	"$CGDIR" >>"$T/adopted.out" 2>&1
+# A process of the cgroup moving itself out of it (out of reach of freeze and kill), whatever its
+# pid namespace: known as the cgroup's from its exec there.
+sh -c 'echo $$ >"$0/cgroup.procs" || exit 9
+	exec sh -c "echo 0 >$0-out/cgroup.procs && echo left"' "$CGDIR" >>"$T/adopted.out" 2>&1
 assert_eq "$(cat "$T/adopted.out")" "sysctl refused
-cgroups changed" "a root process in the adopted cgroup: its sysctl write refused, its cgroup changes done"
+cgroups changed
+left" "a root process in the adopted cgroup: its sysctl write refused, its cgroup changes done"
 assert_eq "$(ip netns exec "$NS" cat $KEY)" "$before" "the sysctl kept its value"
 want="escape.cgroup-write | cgroup attach of /$CG from inside
 escape.cgroup-write | cgroup attach of /$CG/sub from inside
+escape.cgroup-write | cgroup leave of /$CG-out from inside
 escape.cgroup-write | cgroup mkdir of /$CG/sub from inside
 escape.cgroup-write | cgroup rmdir of /$CG/sub from inside
 escape.sysctl-write | a write to sysctl net/ipv4/conf/lo/forwarding from inside (refused in the kernel)"
