@@ -66,7 +66,7 @@ int sandbox_seccomp_ids_build(uint32_t uid, uint32_t gid, struct sandbox_seccomp
 						 offsetof(struct seccomp_data, nr)));
 	/* A block per call; a call that is not this one skips it with the number still loaded.
 	 * Every other jump goes forward to the refusal, the last instruction (each offset < 256:
-	 * the whole filter is 46 instructions). */
+	 * the whole filter is 66 instructions). */
 	for (size_t i = 0; i < ARRAY_SIZE(id_calls); i++) {
 		uint32_t id = id_calls[i].group ? gid : uid;
 		int args = id_calls[i].args;
