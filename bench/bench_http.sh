@@ -178,4 +178,38 @@ def fanout(clients, burst):
 
 for clients in (50, 200):
     fanout(clients, 20000)
+
+# The same with curl processes as the clients (their output counted with wc), so the figure is
+# the server's rather than a Python client's line parsing.
+import os, subprocess, tempfile
+def fanout_curl(clients, burst, tag):
+    d = tempfile.mkdtemp(dir="/var/tmp")
+    procs = [subprocess.Popen(["curl", "-sN", "-H", "Authorization: Bearer " + read,
+                               "http://127.0.0.1:%d/api/v1/events/stream?sandbox=bf&kind=tool_call.start" % port],
+                              stdout=open(os.path.join(d, "c%d" % k), "wb")) for k in range(clients)]
+    time.sleep(1.0)  # all connected
+    line = '{"gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"run","gen_ai.tool.call.id":"%s-%d","firebreak.sandbox":"bf","firebreak.step":%d,"phase":"start"}'
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    t0 = time.perf_counter()
+    for lo in range(0, burst, 10000):
+        body = "\n".join(line % (tag, i, 5000000 + 100000 * clients + i) for i in range(lo, min(burst, lo + 10000))).encode()
+        c.request("POST", "/api/v1/trace", body=body, headers={"Authorization": "Bearer " + act})
+        r = c.getresponse(); r.read(); assert r.status == 200
+    want = burst * 3  # id:, data:, and the blank line of each event
+    while True:
+        out = subprocess.run("cat %s/c* | wc -l" % d, shell=True, capture_output=True, text=True).stdout
+        if int(out) >= want * clients:
+            break
+        if time.perf_counter() - t0 > 300:
+            break
+        time.sleep(0.05)
+    dt = time.perf_counter() - t0
+    for p in procs:
+        p.kill(); p.wait()
+    subprocess.run(["rm", "-rf", d])
+    print("c. stream fan-out to curl clients: %d x %d events, all delivered %.2f s after the POST began: %.0f deliveries/s"
+          % (clients, burst, dt, clients * burst / dt))
+
+for clients in (50, 200):
+    fanout_curl(clients, 20000, "k%d" % clients)
 PY
