@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "child.h"
+#include "export.h"
 #include "lineserver.h"
 #include "log.h"
 #include "loop.h"
@@ -102,6 +103,7 @@ struct daemon {
 	struct child http_child;
 	struct child export_child;   /* the exporter (monitor/export.h) */
 	int export_state_fd;	     /* its state file, or -1 (no endpoint) */
+	struct export_state export_last; /* as last read whole: counters only grow */
 	uint64_t http_refused;	     /* channel requests refused by the dispatch table */
 	char **argv;		     /* the daemon's own arguments: the child gets them too */
 	gid_t group; /* the firebreak group, or (gid_t)-1 */

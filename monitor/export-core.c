@@ -102,8 +102,23 @@ json_t *export_stats_json(struct daemon *d)
 	if (d->export_state_fd < 0)
 		return json_object();
 	n = pread(d->export_state_fd, buf, sizeof(buf), 0);
-	if (n > 0)
-		export_state_decode(buf, (size_t)n, &s);
+	/* The exporter rewrites the record as this reads it: a torn or unparsable read falls back
+	 * to the last good one, and counters never go back (Prometheus would see a reset). */
+	if (n > 0 && export_state_decode(buf, (size_t)n, &s) == 0) {
+		struct export_state *l = &d->export_last;
+
+#define KEEP_MAX(f) l->f = s.f > l->f ? s.f : l->f
+		KEEP_MAX(loki_after);
+		KEEP_MAX(otlp_after);
+		KEEP_MAX(loki_pushes);
+		KEEP_MAX(loki_lines);
+		KEEP_MAX(loki_errors);
+		KEEP_MAX(otlp_pushes);
+		KEEP_MAX(otlp_spans);
+		KEEP_MAX(otlp_errors);
+#undef KEEP_MAX
+	}
+	s = d->export_last;
 	return json_pack("{s:{s:b, s:I, s:I, s:I, s:I}, s:{s:b, s:I, s:I, s:I, s:I}, s:i, s:I}",
 			 "otlp", "on", d->cfg.otlp.host[0] != 0, "pushes",
 			 (json_int_t)s.otlp_pushes, "spans", (json_int_t)s.otlp_spans, "errors",

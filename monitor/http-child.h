@@ -19,7 +19,7 @@
 struct store;
 
 /* Read-only store connections, one per request being served at once (opened while root). */
-#define HTTP_STORES 4
+#define HTTP_STORES 8
 
 struct store_pool {
 	struct store *s[HTTP_STORES];
