@@ -140,17 +140,13 @@ struct show {
 static void print_verdict(const struct replay_verdict *v, int json, const char *tag)
 {
 	if (json) {
-		json_t *ids = json_array();
+		json_t *o = replay_verdict_json(v);
 
-		for (size_t i = 0; i < v->n_ids; i++)
-			json_array_append_new(ids, json_integer(v->event_ids[i]));
-		cli_print_json(json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:s}", "kind", tag,
-					 "rule", v->rule, "severity", v->severity, "action",
-					 v->action, "reason", v->reason, "step",
-					 v->step == EVENT_STEP_NONE ? json_null()
-								    : json_integer(v->step),
-					 "event_ids", ids, "at_event", (json_int_t)v->at_id, "tag",
-					 tag));
+		if (o) {
+			json_object_set_new(o, "kind", json_string(tag));
+			json_object_set_new(o, "tag", json_string(tag));
+		}
+		cli_print_json(o);
 		return;
 	}
 	printf("%*s%s %s (%s) -> %s: %s\n", 2, "", tag, v->rule, v->severity, v->action, v->reason);
@@ -194,15 +190,6 @@ static int on_event(const struct event *ev, const struct replay_verdict *v, size
 	return 0;
 }
 
-/* Where a verdict list first acts (freeze, quarantine, kill): its index, or -1. */
-static long first_act(const struct replay_verdict *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (replay_action_stops(v[i].action))
-			return (long)i;
-	return -1;
-}
-
 /* The comparison of one sandbox's replay with its record; the number of differences. */
 static size_t compare(const char *name, const struct replay_result *res, int what_if, int json)
 {
@@ -215,7 +202,7 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 			const struct replay_verdict *a = i < res->n_recorded ? &res->recorded[i] : NULL;
 			const struct replay_verdict *b = i < res->n_replayed ? &res->replayed[i] : NULL;
 
-			if (a && b && replay_verdict_same(a, b))
+			if (!replay_differs(res, i))
 				continue;
 			diffs++;
 			if (json) {
@@ -234,12 +221,9 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 	}
 	/* Another policy: what it adds, removes and changes, finding by finding. */
 	for (size_t i = 0; i < res->n_replayed; i++) {
-		const struct replay_verdict *b = &res->replayed[i], *a = NULL;
+		const struct replay_verdict *b = &res->replayed[i], *a;
 
-		for (size_t j = 0; j < res->n_recorded && !a; j++)
-			if (replay_same_finding(&res->recorded[j], b))
-				a = &res->recorded[j];
-		if (a && strcmp(a->severity, b->severity) == 0)
+		if (!replay_changed(res, i, &a))
 			continue;
 		diffs++;
 		if (!json)
@@ -251,11 +235,8 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 	}
 	for (size_t j = 0; j < res->n_recorded; j++) {
 		const struct replay_verdict *a = &res->recorded[j];
-		int found = 0;
 
-		for (size_t i = 0; i < res->n_replayed && !found; i++)
-			found = replay_same_finding(a, &res->replayed[i]);
-		if (found)
+		if (!replay_removed(res, j))
 			continue;
 		diffs++;
 		if (!json)
@@ -270,10 +251,8 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 /* The earliest point each acted: the recorded run, and the replay under the other policy. */
 static void when_acted(const struct replay_result *res, int json)
 {
-	long a = first_act(res->recorded, res->n_recorded);
-	long b = first_act(res->replayed, res->n_replayed);
-	const struct replay_verdict *ra = a >= 0 ? &res->recorded[a] : NULL;
-	const struct replay_verdict *rb = b >= 0 ? &res->replayed[b] : NULL;
+	const struct replay_verdict *ra = replay_first_stop(res->recorded, res->n_recorded);
+	const struct replay_verdict *rb = replay_first_stop(res->replayed, res->n_replayed);
 
 	if (json) {
 		cli_print_json(json_pack(

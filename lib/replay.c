@@ -257,7 +257,7 @@ int replay_action_stops(const char *action)
 	       strncmp(action, "quarantine", 10) == 0;
 }
 
-static json_t *verdict_json(const struct replay_verdict *v)
+json_t *replay_verdict_json(const struct replay_verdict *v)
 {
 	json_t *ids = json_array();
 
@@ -269,12 +269,44 @@ static json_t *verdict_json(const struct replay_verdict *v)
 			 (json_int_t)v->ts, "at_event", (json_int_t)v->at_id, "event_ids", ids);
 }
 
-static json_t *first_stop(const struct replay_verdict *v, size_t n)
+const struct replay_verdict *replay_first_stop(const struct replay_verdict *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (replay_action_stops(v[i].action))
-			return verdict_json(&v[i]);
-	return json_null();
+			return &v[i];
+	return NULL;
+}
+
+int replay_differs(const struct replay_result *res, size_t i)
+{
+	return i >= res->n_recorded || i >= res->n_replayed ||
+	       !replay_verdict_same(&res->recorded[i], &res->replayed[i]);
+}
+
+int replay_changed(const struct replay_result *res, size_t i, const struct replay_verdict **ret_was)
+{
+	const struct replay_verdict *a = NULL;
+
+	for (size_t j = 0; j < res->n_recorded && !a; j++)
+		if (replay_same_finding(&res->recorded[j], &res->replayed[i]))
+			a = &res->recorded[j];
+	*ret_was = a;
+	return !a || strcmp(a->severity, res->replayed[i].severity) != 0;
+}
+
+int replay_removed(const struct replay_result *res, size_t j)
+{
+	for (size_t i = 0; i < res->n_replayed; i++)
+		if (replay_same_finding(&res->recorded[j], &res->replayed[i]))
+			return 0;
+	return 1;
+}
+
+static json_t *stop_json(const struct replay_verdict *v, size_t n)
+{
+	const struct replay_verdict *s = replay_first_stop(v, n);
+
+	return s ? replay_verdict_json(s) : json_null();
 }
 
 json_t *replay_json(const struct replay_result *res, int what_if)
@@ -282,41 +314,34 @@ json_t *replay_json(const struct replay_result *res, int what_if)
 	json_t *rec = json_array(), *rep = json_array(), *added = json_array(),
 	       *removed = json_array(), *changed = json_array(), *bugs = json_array();
 	size_t n = res->n_recorded > res->n_replayed ? res->n_recorded : res->n_replayed;
+	const struct replay_verdict *was;
 
 	for (size_t i = 0; i < res->n_recorded; i++)
-		json_array_append_new(rec, verdict_json(&res->recorded[i]));
+		json_array_append_new(rec, replay_verdict_json(&res->recorded[i]));
 	for (size_t i = 0; i < res->n_replayed; i++)
-		json_array_append_new(rep, verdict_json(&res->replayed[i]));
+		json_array_append_new(rep, replay_verdict_json(&res->replayed[i]));
 	for (size_t i = 0; !what_if && i < n; i++)
-		if (i >= res->n_recorded || i >= res->n_replayed ||
-		    !replay_verdict_same(&res->recorded[i], &res->replayed[i]))
+		if (replay_differs(res, i))
 			json_array_append_new(bugs, json_integer((json_int_t)i));
 	for (size_t i = 0; what_if && i < res->n_replayed; i++) {
-		const struct replay_verdict *a = NULL;
-
-		for (size_t j = 0; j < res->n_recorded && !a; j++)
-			if (replay_same_finding(&res->recorded[j], &res->replayed[i]))
-				a = &res->recorded[j];
-		if (!a)
-			json_array_append_new(added, verdict_json(&res->replayed[i]));
-		else if (strcmp(a->severity, res->replayed[i].severity) != 0)
+		if (!replay_changed(res, i, &was))
+			continue;
+		if (!was)
+			json_array_append_new(added, replay_verdict_json(&res->replayed[i]));
+		else
 			json_array_append_new(changed,
-					      json_pack("{s:o, s:o}", "recorded", verdict_json(a),
-							"replayed", verdict_json(&res->replayed[i])));
+					      json_pack("{s:o, s:o}", "recorded",
+							replay_verdict_json(was), "replayed",
+							replay_verdict_json(&res->replayed[i])));
 	}
-	for (size_t j = 0; what_if && j < res->n_recorded; j++) {
-		int found = 0;
-
-		for (size_t i = 0; i < res->n_replayed && !found; i++)
-			found = replay_same_finding(&res->recorded[j], &res->replayed[i]);
-		if (!found)
-			json_array_append_new(removed, verdict_json(&res->recorded[j]));
-	}
+	for (size_t j = 0; what_if && j < res->n_recorded; j++)
+		if (replay_removed(res, j))
+			json_array_append_new(removed, replay_verdict_json(&res->recorded[j]));
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "recorded", rec,
 			 "replayed", rep, "added", added, "removed", removed, "changed", changed,
 			 "determinism_bugs", bugs, "recorded_first_stop",
-			 first_stop(res->recorded, res->n_recorded), "replayed_first_stop",
-			 first_stop(res->replayed, res->n_replayed), "events",
+			 stop_json(res->recorded, res->n_recorded), "replayed_first_stop",
+			 stop_json(res->replayed, res->n_replayed), "events",
 			 (json_int_t)res->events, "fed", (json_int_t)res->fed);
 }
 

@@ -66,6 +66,23 @@ int replay_same_finding(const struct replay_verdict *a, const struct replay_verd
 /* Whether an action (a policy's, or what the monitor recorded doing) stops the sandbox. */
 int replay_action_stops(const char *action);
 
+/* The first of n verdicts whose action stops the sandbox, or NULL. */
+const struct replay_verdict *replay_first_stop(const struct replay_verdict *v, size_t n);
+
+/* Whether verdict i of a replay with the recorded policy differs from the recorded one (or
+ * one of the two lists is shorter): a determinism bug. */
+int replay_differs(const struct replay_result *res, size_t i);
+
+/* Under another policy, replayed verdict i: its recorded finding in *ret_was (NULL: added),
+ * and whether it is a change (same finding, another severity); 0 if it is the same. */
+int replay_changed(const struct replay_result *res, size_t i, const struct replay_verdict **ret_was);
+
+/* Whether recorded verdict j has no replayed verdict of the same finding (removed). */
+int replay_removed(const struct replay_result *res, size_t j);
+
+/* A verdict in JSON: rule, severity, action, reason, step, ts, at_event, event_ids. */
+json_t *replay_verdict_json(const struct replay_verdict *v);
+
 /*
  * The comparison as one JSON object: the recorded and replayed verdicts; with what_if, the
  * verdicts added, removed and changed and each side's first stopping action; without, the

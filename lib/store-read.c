@@ -110,20 +110,45 @@ static void read_event(sqlite3_stmt *st, struct event *ev)
 	ev->fields_len = ev->fields ? (size_t)sqlite3_column_bytes(st, 12) : 0;
 }
 
+/* Runs a prepared event query (the timeline's columns), calling cb per row. */
+static int each_event(struct store *s, sqlite3_stmt *st, const char *what,
+		      int (*cb)(const struct event *ev, void *data), void *data)
+{
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct event ev;
+
+		read_event(st, &ev);
+		if ((r = cb(&ev, data)) != 0)
+			break;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_error(s, rc, what);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* An event query's columns (read_event's order), its table and the join for the sandbox's name;
+ * an index hint goes between EVENT_SELECT and EVENT_JOIN. */
+#define EVENT_SELECT                                                                               \
+	"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "      \
+	"e.ppid, e.uid, e.comm, e.fields FROM events e "
+#define EVENT_JOIN "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
+#define EVENT_COLUMNS EVENT_SELECT EVENT_JOIN
+
 int store_timeline(struct store *s, const struct store_timeline_query *q,
 		   int (*cb)(const struct event *ev, void *data), void *data)
 {
 	char sql[1024];
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int rc;
 	int by_step = q->step_lo != EVENT_STEP_NONE;
 
 	/* Values are bound, never spliced; only the choice of clauses varies. A step range scans
 	 * the row ids its steps' spans cover, then sorts by time. */
 	snprintf(sql, sizeof(sql),
-		 "SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
-		 "e.ppid, e.uid, e.comm, e.fields FROM events e %s "
-		 "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
+		 EVENT_SELECT "%s " EVENT_JOIN
 		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 "
 		 "AND e.kind NOT IN ('detectors.start', 'detectors.stop') %s %s "
 		 "ORDER BY e.ts, e.id %s",
@@ -151,43 +176,8 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 		sqlite3_bind_int64(st, 7, q->after_ts);
 		sqlite3_bind_int64(st, 8, q->after_id);
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct event ev;
-
-		read_event(st, &ev);
-		r = cb(&ev, data);
-		if (r != 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, "read timeline");
-	sqlite3_finalize(st);
-	return r;
+	return each_event(s, st, "read timeline", cb, data);
 }
-
-/* Runs a prepared event query (the timeline's columns), calling cb per row. */
-static int each_event(struct store *s, sqlite3_stmt *st, const char *what,
-		      int (*cb)(const struct event *ev, void *data), void *data)
-{
-	int rc, r = 0;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct event ev;
-
-		read_event(st, &ev);
-		if ((r = cb(&ev, data)) != 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, what);
-	sqlite3_finalize(st);
-	return r;
-}
-
-#define EVENT_COLUMNS                                                                              \
-	"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "      \
-	"e.ppid, e.uid, e.comm, e.fields FROM events e LEFT JOIN sandboxes s ON s.id = "           \
-	"e.sandbox_id "
 
 int store_events_after(struct store *s, int64_t after_id, int64_t limit,
 		       int (*cb)(const struct event *ev, void *data), void *data)
@@ -208,9 +198,7 @@ int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_p
 {
 	/* In row id order: the table itself, filtered, is cheaper than the time index sorted. */
 	static const char all[] =
-		"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
-		"e.ppid, e.uid, e.comm, e.fields FROM events e NOT INDEXED LEFT JOIN sandboxes s "
-		"ON s.id = e.sandbox_id WHERE e.sandbox_id = ?1 ORDER BY e.id";
+		EVENT_SELECT "NOT INDEXED " EVENT_JOIN "WHERE e.sandbox_id = ?1 ORDER BY e.id";
 	static const char some[] = EVENT_COLUMNS "WHERE e.sandbox_id = ?1 AND "
 				   "substr(e.kind, 1, length(?2)) = ?2 ORDER BY e.id";
 	sqlite3_stmt *st;
@@ -228,11 +216,9 @@ int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 		       int (*cb)(const struct event *ev, void *data), void *data)
 {
 	/* Backwards along the sandbox's time index: the latest sample is near the end. */
-	static const char sql[] =
-		"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "
-		"e.ppid, e.uid, e.comm, e.fields FROM events e INDEXED BY events_by_sandbox_ts "
-		"LEFT JOIN sandboxes s ON s.id = e.sandbox_id WHERE e.sandbox_id = ?1 AND "
-		"e.kind = ?2 AND e.step IS NULL ORDER BY e.ts DESC LIMIT 1";
+	static const char sql[] = EVENT_SELECT "INDEXED BY events_by_sandbox_ts " EVENT_JOIN
+				  "WHERE e.sandbox_id = ?1 AND e.kind = ?2 AND e.step IS NULL "
+				  "ORDER BY e.ts DESC LIMIT 1";
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 

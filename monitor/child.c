@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,6 +98,22 @@ int child_start(struct child *c, const int *fds, int nfds)
 int child_due(struct child *c)
 {
 	return !c->pid && c->restart_at_ns && (int64_t)time_mono_ns() >= c->restart_at_ns;
+}
+
+void child_begin(const char *comm, const char *log_name, int last_fd, int foreground,
+		 sigset_t *stop)
+{
+	prctl(PR_SET_NAME, comm, 0, 0, 0); /* not "exe" in ps and audit */
+	syscall(SYS_close_range, (unsigned)last_fd + 1, ~0U, 0);
+	if (foreground)
+		log_set_stamp(log_name);
+	else
+		log_use_syslog(log_name);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(stop);
+	sigaddset(stop, SIGTERM);
+	sigaddset(stop, SIGINT);
+	sigprocmask(SIG_BLOCK, stop, NULL);
 }
 
 void child_stop(struct child *c)

@@ -6,6 +6,7 @@
 #ifndef FB_CHILD_H
 #define FB_CHILD_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,5 +31,14 @@ int child_due(struct child *c);
 
 /* SIGTERM, a second to go, then SIGKILL; reaps it. */
 void child_stop(struct child *c);
+
+/*
+ * In the child, first thing: its name (comm, and the log's), every fd closed but 3..last_fd,
+ * then the log (syslog's socket opened only now, so nothing closes it under glibc), SIGPIPE
+ * ignored, and SIGTERM and SIGINT blocked (for every thread started later) into *stop, for the
+ * main thread to wait on.
+ */
+void child_begin(const char *comm, const char *log_name, int last_fd, int foreground,
+		 sigset_t *stop);
 
 #endif

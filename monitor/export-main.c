@@ -7,8 +7,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include "http-child.h"
 #include "http-post.h"
 #include "incident.h"
+#include "child.h"
 #include "log.h"
 #include "macro.h"
 #include "otlp.h"
@@ -253,16 +252,7 @@ int export_main(const struct config *cfg, int foreground)
 	int64_t id;
 	int r;
 
-	prctl(PR_SET_NAME, "firebreakd-exp", 0, 0, 0);
-	syscall(SYS_close_range, STATE_FD + 1, ~0U, 0); /* before syslog opens its socket */
-	if (foreground)
-		log_set_stamp("firebreakd-export");
-	else
-		log_use_syslog("firebreakd-export");
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
+	child_begin("firebreakd-exp", "firebreakd-export", STATE_FD, foreground, &stop);
 	n = pread(STATE_FD, buf, sizeof(buf), 0);
 	if (n > 0 && export_state_decode(buf, (size_t)n, &st) < 0)
 		log_warn("exporter: its state file did not parse; starting from the beginning");

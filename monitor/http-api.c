@@ -21,6 +21,7 @@
 #include "store-bundle.h"
 #include "macro.h"
 #include "store.h"
+#include "strbuf.h"
 #include "timeutil.h"
 
 #define ACTION_BODY_MAX 4096
@@ -38,40 +39,6 @@ struct request {
 	int too_large;
 	int answered; /* refused at its first call, before its body */
 };
-
-/* A growing text buffer for responses built by hand (timelines). */
-struct buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_str(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
 
 static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn,
 			       unsigned status, const char *type, char *body, size_t len)
@@ -251,7 +218,7 @@ static enum MHD_Result get_sandbox(struct http_child *hc, struct MHD_Connection 
 
 /* A timeline page, written straight from the events' JSON text. */
 struct page {
-	struct buf b;
+	struct strbuf b;
 	int64_t n, limit;
 	int64_t last_ts, last_id;
 	int more;
@@ -269,8 +236,8 @@ static int page_cb(const struct event *ev, void *data)
 	if (event_to_text(ev, &text) < 0)
 		return -ENOMEM;
 	if (p->n)
-		buf_add(&p->b, ",", 1);
-	buf_str(&p->b, text);
+		strbuf_add(&p->b, ",", 1);
+	strbuf_str(&p->b, text);
 	free(text);
 	p->n++;
 	p->last_ts = ev->ts;
@@ -313,9 +280,9 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 	if (r == 0) {
 		q.sandbox_id = sb.id;
 		/* A valid name needs no escaping ([A-Za-z0-9_.-]). */
-		buf_str(&p.b, "{\"sandbox\":\"");
-		buf_str(&p.b, name);
-		buf_str(&p.b, "\",\"events\":[");
+		strbuf_str(&p.b, "{\"sandbox\":\"");
+		strbuf_str(&p.b, name);
+		strbuf_str(&p.b, "\",\"events\":[");
 		r = store_timeline(s, &q, page_cb, &p);
 	}
 	store_pool_put(&hc->pool, s);
@@ -332,7 +299,7 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 			 ".%" PRId64 "\"}", p.n, p.last_ts, p.last_id);
 	else
 		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":null}", p.n);
-	buf_str(&p.b, tail);
+	strbuf_str(&p.b, tail);
 	if (p.b.oom) {
 		free(p.b.p);
 		return fail(hc, conn, 500, "out of memory");
@@ -607,7 +574,7 @@ static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *
 	size_t *lens = calloc(TRACE_LINES_MAX, sizeof(*lens)), n = 0;
 	size_t *linenos = calloc(TRACE_LINES_MAX, sizeof(*linenos));
 	char **replies = calloc(TRACE_LINES_MAX, sizeof(*replies));
-	struct buf out = { 0 };
+	struct strbuf out = { 0 };
 	size_t lineno = 0;
 	unsigned status = 200;
 	int r = 0;
@@ -656,8 +623,8 @@ static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *
 		}
 		t = rep ? json_dumps(rep, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 		json_decref(rep);
-		buf_str(&out, t ? t : "{\"ok\":false}");
-		buf_add(&out, "\n", 1);
+		strbuf_str(&out, t ? t : "{\"ok\":false}");
+		strbuf_add(&out, "\n", 1);
 		free(t);
 	}
 done:

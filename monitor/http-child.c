@@ -7,13 +7,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "http-child.h"
 #include "http.h"
+#include "child.h"
 #include "log.h"
 #include "macro.h"
 #include "store.h"
@@ -86,20 +85,8 @@ int http_child_main(const struct config *cfg, int foreground)
 	sigset_t stop;
 	int r;
 
-	prctl(PR_SET_NAME, "firebreakd-http", 0, 0, 0); /* not "exe" in ps and audit */
-	/* Nothing of the core's but the channel and the socket; then the log (syslog's socket is
-	 * opened now, and must not be closed under it). */
-	syscall(SYS_close_range, LISTEN_FD + 1, ~0U, 0);
-	if (foreground)
-		log_set_stamp("firebreakd-http");
-	else
-		log_use_syslog("firebreakd-http");
-	signal(SIGPIPE, SIG_IGN);
-	/* Every thread started below inherits this mask; only the main thread takes them. */
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGINT);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
+	/* Nothing of the core's but the channel and the socket. */
+	child_begin("firebreakd-http", "firebreakd-http", LISTEN_FD, foreground, &stop);
 
 	hc.cfg = cfg;
 	pthread_mutex_init(&hc.pool.lock, NULL);

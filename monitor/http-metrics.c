@@ -3,57 +3,18 @@
  * child's own, in Prometheus' text format, named by its conventions (docs/api.md lists them).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http-child.h"
+#include "strbuf.h"
 #include "macro.h"
 #include "store.h"
 
-struct text {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void add(struct text *t, const char *fmt, ...)
+static void family(struct strbuf *t, const char *name, const char *type, const char *help)
 {
-	va_list ap;
-	int n;
-
-	if (t->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->oom = 1;
-			return;
-		}
-		if ((size_t)n < t->cap - t->len) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t cap = t->cap * 2 + (size_t)n;
-		char *np = realloc(t->p, cap);
-
-		if (!np) {
-			t->oom = 1;
-			return;
-		}
-		t->p = np;
-		t->cap = cap;
-	}
-}
-
-static void family(struct text *t, const char *name, const char *type, const char *help)
-{
-	add(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	strbuf_printf(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A label value as the format wants it: backslash, quote and newline escaped. */
@@ -77,21 +38,21 @@ static const char *label(const char *v, char *buf, size_t size)
 }
 
 /* One sample per element of arr: {"a": ..., "b": ..., "n": N}. */
-static void pairs(struct text *t, const char *name, json_t *arr, const char *a, const char *b)
+static void pairs(struct strbuf *t, const char *name, json_t *arr, const char *a, const char *b)
 {
 	char va[256], vb[256];
 	size_t i;
 	json_t *e;
 
 	json_array_foreach(arr, i, e) {
-		add(t, "%s{%s=\"%s\",%s=\"%s\"} %lld\n", name, a,
+		strbuf_printf(t, "%s{%s=\"%s\",%s=\"%s\"} %lld\n", name, a,
 		    label(json_string_value(json_object_get(e, a)), va, sizeof(va)), b,
 		    label(json_string_value(json_object_get(e, b)), vb, sizeof(vb)),
 		    (long long)json_integer_value(json_object_get(e, "n")));
 	}
 }
 
-static void core_metrics(struct text *t, json_t *m)
+static void core_metrics(struct strbuf *t, json_t *m)
 {
 	json_t *lat = json_object_get(m, "latency"), *v, *e;
 	const char *key;
@@ -105,7 +66,7 @@ static void core_metrics(struct text *t, json_t *m)
 	family(t, "firebreak_events_lost_total", "counter",
 	       "Events lost, by the stage where they were lost.");
 	json_object_foreach(json_object_get(m, "lost"), key, v)
-		add(t, "firebreak_events_lost_total{stage=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
+		strbuf_printf(t, "firebreak_events_lost_total{stage=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
 		    (long long)json_integer_value(v));
 	family(t, "firebreak_verdicts_total", "counter", "Detector verdicts, by rule and severity.");
 	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
@@ -119,19 +80,19 @@ static void core_metrics(struct text *t, json_t *m)
 
 		cumulative += (long long)json_integer_value(json_array_get(e, 1));
 		if (le < 0)
-			add(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"+Inf\"} %lld\n",
+			strbuf_printf(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"+Inf\"} %lld\n",
 			    cumulative);
 		else
-			add(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"%g\"} %lld\n",
+			strbuf_printf(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"%g\"} %lld\n",
 			    (double)le / 1e9, cumulative);
 	}
-	add(t, "firebreak_verdict_action_latency_seconds_sum %.9f\n",
+	strbuf_printf(t, "firebreak_verdict_action_latency_seconds_sum %.9f\n",
 	    (double)json_integer_value(json_object_get(lat, "sum_ns")) / 1e9);
-	add(t, "firebreak_verdict_action_latency_seconds_count %lld\n",
+	strbuf_printf(t, "firebreak_verdict_action_latency_seconds_count %lld\n",
 	    (long long)json_integer_value(json_object_get(lat, "count")));
 	family(t, "firebreak_sandboxes", "gauge", "Sandboxes the monitor knows, by state.");
 	json_object_foreach(json_object_get(m, "sandboxes_by_state"), key, v)
-		add(t, "firebreak_sandboxes{state=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
+		strbuf_printf(t, "firebreak_sandboxes{state=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
 		    (long long)json_integer_value(v));
 
 	struct {
@@ -150,7 +111,7 @@ static void core_metrics(struct text *t, json_t *m)
 			json_int_t x = json_integer_value(json_object_get(e, per[k].key));
 
 			if (x >= 0)
-				add(t, "%s{sandbox=\"%s\"} %.6g\n", per[k].name,
+				strbuf_printf(t, "%s{sandbox=\"%s\"} %.6g\n", per[k].name,
 				    label(json_string_value(json_object_get(e, "sandbox")), buf,
 					  sizeof(buf)),
 				    (double)x * per[k].scale);
@@ -158,11 +119,11 @@ static void core_metrics(struct text *t, json_t *m)
 	}
 	family(t, "firebreak_http_child_restarts_total", "counter",
 	       "Times the HTTP API's child was started again after it died.");
-	add(t, "firebreak_http_child_restarts_total %lld\n",
+	strbuf_printf(t, "firebreak_http_child_restarts_total %lld\n",
 	    (long long)json_integer_value(json_object_get(m, "http_child_restarts")));
 	family(t, "firebreak_http_channel_refused_total", "counter",
 	       "Requests of the HTTP child that the core's dispatch table refused.");
-	add(t, "firebreak_http_channel_refused_total %lld\n",
+	strbuf_printf(t, "firebreak_http_channel_refused_total %lld\n",
 	    (long long)json_integer_value(json_object_get(m, "http_channel_refused")));
 	/* The exporters, those configured. */
 	static const struct {
@@ -182,14 +143,14 @@ static void core_metrics(struct text *t, json_t *m)
 			json_t *o = json_object_get(ex, which ? "loki" : "otlp");
 
 			if (json_is_true(json_object_get(o, "on")))
-				add(t, "%s{exporter=\"%s\"} %lld\n", exp[k].name,
+				strbuf_printf(t, "%s{exporter=\"%s\"} %lld\n", exp[k].name,
 				    which ? "loki" : "otlp",
 				    (long long)json_integer_value(json_object_get(
 					    o, which ? exp[k].loki_key : exp[k].otlp_key)));
 		}
 	}
 	family(t, "firebreak_start_time_seconds", "gauge", "When firebreakd started.");
-	add(t, "firebreak_start_time_seconds %.3f\n",
+	strbuf_printf(t, "firebreak_start_time_seconds %.3f\n",
 	    (double)json_integer_value(json_object_get(m, "started_ns")) / 1e9);
 }
 
@@ -198,7 +159,7 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	const char *none = "";
 	size_t zero = 0;
 	char *reply = NULL;
-	struct text t = { .cap = 16384 };
+	struct strbuf t = { 0 };
 	json_t *r, *m;
 	uint64_t size = 0;
 	struct store *s;
@@ -212,12 +173,11 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	r = json_loads(reply, 0, NULL);
 	free(reply);
 	m = json_object_get(r, "metrics");
-	if (!json_is_object(m) || !(t.p = malloc(t.cap))) {
+	if (!json_is_object(m)) {
 		json_decref(r);
 		*ret_status = 502;
 		return NULL;
 	}
-	t.p[0] = '\0';
 	core_metrics(&t, m);
 	json_decref(r);
 
@@ -226,15 +186,15 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	store_pool_put(&hc->pool, s);
 	family(&t, "firebreak_store_size_bytes", "gauge", "Bytes the store's live data occupies.");
 	if (rc == 0)
-		add(&t, "firebreak_store_size_bytes %llu\n", (unsigned long long)size);
+		strbuf_printf(&t, "firebreak_store_size_bytes %llu\n", (unsigned long long)size);
 	family(&t, "firebreak_http_responses_total", "counter",
 	       "HTTP responses of the API, by status class.");
 	for (int c = 1; c <= 5; c++)
-		add(&t, "firebreak_http_responses_total{code=\"%dxx\"} %llu\n", c,
+		strbuf_printf(&t, "firebreak_http_responses_total{code=\"%dxx\"} %llu\n", c,
 		    (unsigned long long)atomic_load(&hc->by_code[c]));
 	family(&t, "firebreak_http_stream_clients", "gauge",
 	       "Clients of the live event stream now.");
-	add(&t, "firebreak_http_stream_clients %llu\n",
+	strbuf_printf(&t, "firebreak_http_stream_clients %llu\n",
 	    (unsigned long long)atomic_load(&hc->sse_clients));
 	if (t.oom) {
 		free(t.p);

@@ -36,6 +36,10 @@ struct sandbox_use {
 struct metrics {
 	struct hashmap *events, *verdicts, *actions, *use;
 	uint64_t events_other, verdicts_other;
+	/* The last (source, kind) counted: events come in runs of one kind, and this is on the
+	 * path every event takes, so a repeat costs a compare, not a format and a lookup. */
+	struct counter *last;
+	enum event_source last_source;
 	uint64_t latency_counts[LATENCY_BUCKETS + 1]; /* the last: above every bound */
 	int64_t latency_sum_ns;
 	uint64_t latency_count;
@@ -75,27 +79,27 @@ void metrics_free(struct metrics *m)
 	free(m);
 }
 
-/* Adds one to the pair (a, b); 0, or -1 if the map is full (the caller counts it as other). */
-static int count(struct hashmap *h, const char *a, const char *b)
+/* Adds one to the pair (a, b); its counter, or NULL if the map is full (counted as other). */
+static struct counter *count(struct hashmap *h, const char *a, const char *b)
 {
 	char key[sizeof(((struct counter *)0)->key)];
 	struct counter *c;
 
 	if ((size_t)snprintf(key, sizeof(key), "%s\t%s", a, b) >= sizeof(key))
-		return -1;
+		return NULL;
 	if ((c = hashmap_get(h, key))) {
 		c->n++;
-		return 0;
+		return c;
 	}
 	if (hashmap_size(h) >= SERIES_MAX || !(c = calloc(1, sizeof(*c))))
-		return -1;
+		return NULL;
 	memcpy(c->key, key, sizeof(key));
 	c->n = 1;
 	if (hashmap_put(h, c->key, c) < 0) {
 		free(c);
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return c;
 }
 
 static void observe_action(struct metrics *m, const struct event *ev)
@@ -106,7 +110,7 @@ static void observe_action(struct metrics *m, const struct event *ev)
 	detect_field_str(ev->fields, "result", result, sizeof(result));
 	/* "failed: ...", "frozen; gate link: ...": the class, not the text. */
 	result[strcspn(result, ":;")] = '\0';
-	count(m->actions, ev->kind + strlen("action."), result[0] ? result : "unknown");
+	(void)count(m->actions, ev->kind + strlen("action."), result[0] ? result : "unknown");
 	/* A detector's action: its latency runs from the event that triggered the verdict. */
 	if (!detect_field_str(ev->fields, "requested_by", by, sizeof(by)) || !strchr(by, '.') ||
 	    !detect_field_int(ev->fields, "latency_ns", &latency) || latency < 0)
@@ -149,12 +153,17 @@ void metrics_observe(struct metrics *m, const struct event *ev)
 
 	if (!m)
 		return;
-	if (count(m->events, event_source_to_string(ev->source), ev->kind) < 0)
+	if (m->last && m->last_source == ev->source &&
+	    strcmp(m->last->key + strlen(event_source_to_string(ev->source)) + 1, ev->kind) == 0)
+		m->last->n++;
+	else if ((m->last = count(m->events, event_source_to_string(ev->source), ev->kind)))
+		m->last_source = ev->source;
+	else
 		m->events_other++;
 	if (strcmp(ev->kind, "verdict") == 0 &&
 	    detect_field_str(ev->fields, "rule", rule, sizeof(rule)) &&
 	    detect_field_str(ev->fields, "severity", severity, sizeof(severity)) &&
-	    count(m->verdicts, rule, severity) < 0)
+	    !count(m->verdicts, rule, severity))
 		m->verdicts_other++;
 	else if (strncmp(ev->kind, "action.", 7) == 0)
 		observe_action(m, ev);
