@@ -20,7 +20,7 @@ CC       ?= gcc
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 \
 	    -Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing -D_GNU_SOURCE \
-	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -Idetectors -I$(BUILD)
+	    -fstack-protector-strong -D_FORTIFY_SOURCE=2 -MMD -MP -Ilib -I. -I$(BUILD)
 LDFLAGS  ?=
 LIBS     := -lsqlite3 -ljansson -lbpf -lelf -lz -laudit -lseccomp -lpcap -lmicrohttpd -lpthread
 
@@ -32,12 +32,15 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-# The detectors are in the library: the daemon runs them live, the CLI will replay them (Part 8).
-LIB_SRC     := $(wildcard lib/*.c) $(wildcard detectors/*.c)
-MONITOR_SRC := $(wildcard monitor/*.c) $(filter-out %.bpf.c,$(wildcard collectors/*.c))
+# The layout (docs/architecture.md): the base library is lib/, policy/, store/ and detectors/ (the
+# detectors are in it so that replay runs the very code the daemon ran); firebreakd adds the
+# collectors and monitor/ with its wings; firebreak adds cli/ and enforcer/.
+LIB_SRC     := $(wildcard lib/*.c policy/*.c store/*.c detectors/*.c)
+MONITOR_SRC := $(wildcard monitor/*.c monitor/http/*.c monitor/export/*.c) \
+	       $(filter-out %.bpf.c,$(wildcard collectors/*.c collectors/*/*.c))
 CLI_SRC     := $(wildcard cli/*.c)
 ENFORCER_SRC := $(filter-out %.bpf.c,$(wildcard enforcer/*.c))
-BPF_SRC     := $(wildcard enforcer/*.bpf.c collectors/*.bpf.c)
+BPF_SRC     := $(wildcard enforcer/*.bpf.c collectors/*/*.bpf.c)
 BPF_SKEL    := $(BPF_SRC:%.bpf.c=$(BUILD)/%.skel.h)
 SCHEMA_SQL  := $(sort $(wildcard schema/[0-9]*.sql))
 
@@ -80,21 +83,26 @@ $(BUILD)/vmlinux.h:
 	$(call msg,BTF,$@)
 	$(Q)bpftool btf dump file /sys/kernel/btf/vmlinux format c >$@
 
-$(BUILD)/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard enforcer/*.h)
+# -MMD -MP here too: a record header shared by the two sides rebuilds both when it changes.
+$(BUILD)/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(call msg,BPF,$@)
-	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD) -I$(<D) -c $< -o $@
+	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -MMD -MP -I$(BUILD) -I$(<D) \
+		-c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)bpftool gen skeleton $< name $(subst -,_,$(notdir $*)) >$@
 
-$(ENFORCER_OBJ) $(MONITOR_OBJ): $(BPF_SKEL)
+# Order only: on a first build the skeletons must exist before anything that includes one is
+# compiled; after that, each object's dependency file says which skeleton it really includes.
+$(ENFORCER_OBJ) $(MONITOR_OBJ): | $(BPF_SKEL)
 
+# A file's generated skeleton is found in its own folder under build/.
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/$(<D) -c $< -o $@
 
 $(BUILD)/schema.o: $(BUILD)/schema.c
 	$(call msg,CC,$@)
@@ -120,9 +128,7 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 		status=$$?; grep -v -e 'statically linked applications' -e ': in function' \
 		$(BUILD)/link.log >&2; exit $$status
 
-$(CLI_OBJ): CFLAGS += -Ienforcer
-$(MONITOR_OBJ): CFLAGS += -Imonitor -Icollectors -Idetectors -I$(BUILD)/collectors
-$(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3 -I$(BUILD)/enforcer
+$(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
 # (everything in monitor/ but main.o).
@@ -131,12 +137,12 @@ MONITOR_PARTS := $(filter-out $(BUILD)/monitor/main.o,$(MONITOR_OBJ))
 $(BUILD)/tests/%: tests/unit/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Imonitor -Icollectors -Idetectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/bench/%: bench/%.c $(MONITOR_PARTS) $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,BENCH,$@)
-	$(Q)$(CC) $(CFLAGS) -Imonitor -Idetectors $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(MONITOR_PARTS) $(BUILD)/libfirebreak.a $(LIBS) -o $@
 
 # Programs the integration tests run inside sandboxes (attack probes); plain C, no project code.
 $(BUILD)/probe/%: tests/probe/%.c

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "store.h"
+#include "store/store.h"
 #include "timeutil.h"
-#include "writer.h"
+#include "store/writer.h"
 
 struct counter {
 	uint64_t done;

@@ -3,7 +3,7 @@
 #define FB_CLI_H
 
 #include "config.h"
-#include "store.h"
+#include "store/store.h"
 
 #define EXIT_USAGE 2
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "incident.h"
+#include "store/incident.h"
 #include "macro.h"
 #include "timeutil.h"
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "gate.h"
+#include "policy/gate.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char usage_text[] =
 	"Usage: firebreak policy check [--quiet] [--host-only] FILE\n"

@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "macro.h"
-#include "state.h"
+#include "enforcer/state.h"
 #include "timeutil.h"
 
 static const char usage_text[] =

@@ -19,11 +19,11 @@
 
 #include "cli.h"
 #include "hashmap.h"
-#include "incident.h"
+#include "store/incident.h"
 #include "macro.h"
-#include "policy.h"
-#include "replay.h"
-#include "store-bundle.h"
+#include "policy/policy.h"
+#include "detectors/replay.h"
+#include "store/store-bundle.h"
 #include "timeutil.h"
 
 static const char export_usage[] =

@@ -7,7 +7,7 @@
 #include "event.h"
 #include "log.h"
 #include "macro.h"
-#include "sandbox.h"
+#include "enforcer/sandbox.h"
 
 static const char create_usage[] =
 	"Usage: firebreak create NAME --policy FILE [--unwatched] [--uplink IFACE]\n"

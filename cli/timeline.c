@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "event-describe.h"
-#include "incident.h"
+#include "store/incident.h"
 #include "macro.h"
 #include "timeutil.h"
 

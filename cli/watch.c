@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "event.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char watch_usage[] =
 	"Usage: firebreak watch CGROUP --name NAME [--policy FILE]\n"

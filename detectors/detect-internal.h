@@ -3,7 +3,7 @@
 #define FB_DETECT_INTERNAL_H
 
 #include "detect.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #define DETECT_TOOLS_MAX 128
 #define DETECT_PROGRAMS_MAX 16 /* per tool: its commands' programs and its children */

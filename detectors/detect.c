@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "timeutil.h"
 
 void detect_config_defaults(struct detect_config *c)

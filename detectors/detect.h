@@ -14,7 +14,7 @@
 
 #include "bounds.h"
 #include "event.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 struct policy;
 

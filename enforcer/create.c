@@ -15,7 +15,7 @@
 #include "policy-limits.h"
 #include "log.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "report.h"
 #include "sandbox.h"
 #include "seccomp.h"

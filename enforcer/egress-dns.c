@@ -14,7 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "netns.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "state.h"
 
 #define DNS_ARGS_MAX (16 + 3 * POLICY_EGRESS_MAX)

@@ -16,7 +16,7 @@
 #include "egress.h"
 #include "log.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "netns.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 /* Private, loopback, CGNAT and other special ranges: closed unless a policy names a CIDR in them. */
 static const char closed4[] = "0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 172.16.0.0/12, "

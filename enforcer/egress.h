@@ -13,10 +13,10 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "names.h" /* EGRESS_GATE_NETNS */
 
 struct policy;
 
-#define EGRESS_GATE_NETNS "firebreak-gate"
 #define EGRESS_TABLE "firebreak_gate"
 /*
  * Sandbox links: a /26 each out of 10.199.0.0/16, index 1..EGRESS_LINKS_MAX: the gate .1, the

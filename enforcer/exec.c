@@ -15,11 +15,11 @@
 #include <sys/wait.h>
 
 #include "egress-hook-user.h"
-#include "gate.h"
+#include "policy/gate.h"
 #include "policy-limits.h"
 #include "log.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "privs.h"
 #include "report.h"
 #include "sandbox.h"

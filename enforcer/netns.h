@@ -5,7 +5,7 @@
 #ifndef FB_NETNS_H
 #define FB_NETNS_H
 
-#define NETNS_DIR "/run/netns"
+#include "names.h" /* NETNS_DIR */
 
 /* Creates netns name (bind-mounted at /run/netns/NAME); 0, -EEXIST, or -errno. */
 int netns_create(const char *name);

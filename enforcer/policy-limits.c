@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 /* The cpu controller's period; the quota is the policy's cores times it. */
 #define CPU_PERIOD_US 100000

@@ -10,8 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../enforcer/egress.h" /* the gate's netns name */
-#include "../enforcer/netns.h"
+#include "names.h"
 #include "cgroup.h"
 #include "control.h"
 #include "daemon.h"

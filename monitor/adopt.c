@@ -13,9 +13,9 @@
 #include "daemon.h"
 #include "macro.h"
 #include "policies.h"
-#include "proc-events.h"
-#include "proc-trace.h"
-#include "syscall-events.h"
+#include "collectors/proc/proc-events.h"
+#include "collectors/proc/proc-trace.h"
+#include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
 #include "verdicts.h"
 

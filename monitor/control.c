@@ -11,9 +11,9 @@
 #include "control.h"
 #include "daemon.h"
 #include "macro.h"
-#include "nflog-events.h"
-#include "proc-events.h"
-#include "syscall-events.h"
+#include "collectors/nflog/nflog-events.h"
+#include "collectors/proc/proc-events.h"
+#include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
 #include "verdicts.h"
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "macro.h"
-#include "nflog-events.h"
-#include "proc-tracer.h"
+#include "collectors/nflog/nflog-events.h"
+#include "collectors/proc/proc-tracer.h"
 #include "export.h"
 #include "http.h"
 

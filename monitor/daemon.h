@@ -11,10 +11,10 @@
 #include "lineserver.h"
 #include "log.h"
 #include "loop.h"
-#include "detect.h"
-#include "registry.h"
+#include "detectors/detect.h"
+#include "store/registry.h"
 #include "trace.h"
-#include "writer.h"
+#include "store/writer.h"
 
 enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2, LINESERVER_HTTP = 3 };
 
@@ -29,7 +29,7 @@ struct cgroup_collector;
 struct proc_tracer;
 struct resumed_step;
 
-/* The process records' last attribution (monitor/proc-events.c), valid while gen is current. */
+/* The process records' last attribution (collectors/proc/proc-events.c), valid while gen is current. */
 struct proc_attr_cache {
 	uint64_t cgid, gen;
 	int64_t step;

@@ -12,7 +12,7 @@
 #include "daemon.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "proc-tracer.h"
+#include "collectors/proc/proc-tracer.h"
 #include "verdicts.h"
 
 #define SCOPE_FILES_MAX 256 /* files one step may execute */

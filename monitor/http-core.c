@@ -12,7 +12,7 @@
 
 #include "child.h"
 #include "daemon.h"
-#include "http-tokens.h"
+#include "monitor/http/http-tokens.h"
 #include "macro.h"
 #include "timeutil.h"
 

@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "monitor/http/http-main.h"
+
 struct config;
 struct daemon;
 
@@ -31,8 +33,5 @@ json_t *http_stats_json(struct daemon *d);
 /* The channel's protocol in the core (http-privsep.c). */
 extern const struct lineserver_ops http_privsep_ops;
 
-/* The child's main (http-child.c): this binary run as `firebreakd --http-child ARGS`, logging to
- * stderr (foreground) or syslog as the core does. */
-int http_child_main(const struct config *cfg, int foreground);
 
 #endif

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "loop.h"
-#include "writer.h"
+#include "store/writer.h"
 
 struct lineserver;
 

@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "detect.h"
+#include "detectors/detect.h"
 #include "export.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "registry.h"
+#include "store/registry.h"
 
 /* Distinct (source, kind) and (rule, severity) pairs kept apart; the rest count as "other" (the
  * enforcer's event op takes any dotted kind: a label set must stay bounded). */

@@ -8,7 +8,7 @@
 #include "daemon.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "timeutil.h"
 
 struct kept_policy {

@@ -7,12 +7,12 @@
 
 #include "actions.h"
 #include "daemon.h"
-#include "detect.h"
+#include "detectors/detect.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "metrics.h"
 #include "policies.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "timeutil.h"
 
 #define PENDING_MAX 64

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "detect.h"
-#include "policy.h"
+#include "detectors/detect.h"
+#include "policy/policy.h"
 
 static const char policy_text[] =
 	"{\"version\": 1, \"name\": \"t\", \"sandbox\": {},"

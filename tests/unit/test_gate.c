@@ -1,5 +1,5 @@
 /*
- * The per-tool command gate (lib/gate.h): every injection form is refused under the rule that
+ * The per-tool command gate (policy/gate.h): every injection form is refused under the rule that
  * names it, every legitimate form of the same command is allowed, the precedence is invariants >
  * deny > allow > default deny, and the environment is rebuilt from the allowlist only.
  *
@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "gate.h"
+#include "policy/gate.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
 

@@ -1,5 +1,5 @@
 /*
- * The DLT_NFLOG frame parser (collectors/nflog-pcap.h): prefix and IPv4/IPv6 five-tuple from the
+ * The DLT_NFLOG frame parser (collectors/nflog/nflog-pcap.h): prefix and IPv4/IPv6 five-tuple from the
  * TLVs as the kernel lays them out, and refusal of truncated or zero-length TLVs (what a short
  * read buffer once produced) rather than a half-read packet.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "nflog-pcap.h"
+#include "collectors/nflog/nflog-pcap.h"
 
 /* Appends a TLV (host-order length and type, value padded to 4); returns the new length. */
 static size_t tlv(uint8_t *f, size_t off, uint16_t type, const void *v, uint16_t len)

@@ -1,5 +1,5 @@
 /*
- * The policy loader (lib/policy.h) and its position scanner (lib/json-pos.h): every way a policy
+ * The policy loader (policy/policy.h) and its position scanner (lib/json-pos.h): every way a policy
  * can be wrong is refused with the exact FILE:LINE:COL of the offending key or value; a minimal
  * policy gets every documented default; the hash is SHA-256 of the file's bytes; warnings name
  * what weakens a scope.
@@ -16,7 +16,7 @@
 
 #include "json-pos.h"
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include "sha256.h"
 #include "timeutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * The policy's "egress" section (lib/policy-egress.c): rules load with their ports and protocol;
+ * The policy's "egress" section (policy/policy-egress.c): rules load with their ports and protocol;
  * a policy that tries to open cloud metadata or the gate's own networks is refused at the value
  * with the range it overlaps; malformed rules are refused with FILE:LINE:COL.
  */
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define TOOLS "\"tools\": {\"t\": {\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}"
 

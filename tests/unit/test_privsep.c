@@ -19,10 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "http.h"
-#include "metrics.h"
-#include "registry.h"
+#include "monitor/daemon.h"
+#include "monitor/http.h"
+#include "monitor/metrics.h"
+#include "store/registry.h"
 #include "timeutil.h"
 
 static char tmpdir[64];

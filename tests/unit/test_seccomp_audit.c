@@ -1,5 +1,5 @@
 /*
- * The AUDIT_SECCOMP record parser (collectors/seccomp-audit.h): real records as the kernel writes
+ * The AUDIT_SECCOMP record parser (collectors/seccomp/seccomp-audit.h): real records as the kernel writes
  * them, names the kernel hex-encodes, and records that must be refused rather than half-read.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "seccomp-audit.h"
+#include "collectors/seccomp/seccomp-audit.h"
 
 static int parse(const char *text, struct seccomp_denial *d)
 {

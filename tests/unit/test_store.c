@@ -1,5 +1,5 @@
 /*
- * The SQLite store (lib/store.h) on real database files: schema creation and migration, refusal of
+ * The SQLite store (store/store.h) on real database files: schema creation and migration, refusal of
  * databases it must not touch, read-only mode, batched inserts read back through the timeline,
  * trace phases folded into steps, retention, and the sandbox table. Each test makes its own file in
  * one temporary directory, which the group teardown removes whatever happened.
@@ -19,10 +19,10 @@
 
 #include "log.h"
 #include "macro.h"
-#include "store.h"
+#include "store/store.h"
 #include "timeutil.h"
 
-/* 'FBRK', as lib/store.c marks its databases. */
+/* 'FBRK', as store/store.c marks its databases. */
 #define APPLICATION_ID 0x4642524b
 
 static char tmpdir[64];

@@ -1,5 +1,5 @@
 /*
- * The batched writer thread (monitor/writer.h) over a real store: every submitted operation gets
+ * The batched writer thread (store/writer.h) over a real store: every submitted operation gets
  * exactly one completion, in submission order, carrying the store's result; replies ride along in
  * order; a stopped writer refuses new work; writer_full() pushes back; counters add up.
  */
@@ -17,7 +17,7 @@
 
 #include "log.h"
 #include "macro.h"
-#include "writer.h"
+#include "store/writer.h"
 
 static char tmpdir[64];
 

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "daemon.h"
+#include "monitor/daemon.h"
 #include "macro.h"
-#include "proc-events.h"
+#include "collectors/proc/proc-events.h"
 #include "syscall-tracer.h"
 #include "timeutil.h"
 

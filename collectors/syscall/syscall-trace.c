@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "bpf-util.h"
+#include "collectors/bpf-util.h"
 #include "log.h"
 #include "syscall-trace.skel.h"
 

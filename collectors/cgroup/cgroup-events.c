@@ -1,4 +1,4 @@
-#include "cgroup-stats.h"
+#include "cgroup-events.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,8 +13,8 @@
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"
-#include "registry.h"
-#include "writer.h"
+#include "store/registry.h"
+#include "store/writer.h"
 
 /* The last sample of one cgroup, and the round it was last seen in. */
 struct sample {

@@ -13,14 +13,14 @@
 #include <strings.h>
 
 #include "http-child.h"
-#include "incident.h"
+#include "store/incident.h"
 #include "log.h"
-#include "otlp.h"
-#include "policy.h"
-#include "replay.h"
-#include "store-bundle.h"
+#include "store/otlp.h"
+#include "policy/policy.h"
+#include "detectors/replay.h"
+#include "store/store-bundle.h"
 #include "macro.h"
-#include "store.h"
+#include "store/store.h"
 #include "strbuf.h"
 #include "timeutil.h"
 
@@ -468,7 +468,7 @@ static enum MHD_Result get_bundle(struct http_child *hc, struct MHD_Connection *
 }
 
 /* POST .../incidents/{id}/replay: the incident's sandbox replayed, with the recorded policy (an
- * empty body) or the policy in the body; the comparison (lib/replay.c). Reads only. */
+ * empty body) or the policy in the body; the comparison (detectors/replay.c). Reads only. */
 static enum MHD_Result post_replay(struct http_child *hc, struct MHD_Connection *conn, int64_t id,
 				   const struct request *rq)
 {

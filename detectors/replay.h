@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "detect.h"
-#include "store.h"
+#include "store/store.h"
 
 struct policy;
 

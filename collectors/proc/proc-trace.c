@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf-util.h"
+#include "collectors/bpf-util.h"
 #include "log.h"
 #include "macro.h"
 #include "proc-trace.skel.h"

@@ -11,7 +11,7 @@
 
 #include "cgroup.h"
 #include "hashmap.h"
-#include "daemon.h"
+#include "monitor/daemon.h"
 #include "macro.h"
 #include "proc-tracer.h"
 #include "timeutil.h"

@@ -100,8 +100,4 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status);
 void http_web_load(struct http_child *hc);
 const struct web_file *http_web_find(const struct http_child *hc, const char *url);
 
-/* The jail (http-jail.c): chroot to an empty dir, drop to uid, no capabilities, the filter;
- * outbound also allows TCP connections out (the exporter). */
-int http_jail(const struct config *cfg, int outbound);
-
 #endif

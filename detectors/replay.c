@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 /* Where detector states began and ended (the monitor's markers), in id order. */
 struct epoch {

@@ -10,17 +10,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "detect.h"
-#include "export.h"
+#include "detectors/detect.h"
+#include "export-main.h"
 #include "hashmap.h"
-#include "http-child.h"
+#include "jail.h"
 #include "http-post.h"
-#include "incident.h"
+#include "store/incident.h"
 #include "child.h"
 #include "log.h"
 #include "macro.h"
-#include "otlp.h"
-#include "store.h"
+#include "store/otlp.h"
+#include "store/store.h"
 #include "timeutil.h"
 
 #define STATE_FD 3
@@ -259,7 +259,7 @@ int export_main(const struct config *cfg, int foreground)
 	if ((r = store_open(cfg->db, STORE_READ_ONLY, &s)) < 0 ||
 	    (r = store_max_id(s, "events", &id)) < 0)
 		return log_errno(r, "exporter: store %s", cfg->db), 1;
-	if (http_jail(cfg, 1) < 0)
+	if (jail_enter(cfg, 1) < 0)
 		return 1;
 	log_info("exporter ready: from event %lld (Loki) and incident %lld (OTLP)",
 		 (long long)st.loki_after, (long long)st.otlp_after);

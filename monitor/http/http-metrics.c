@@ -10,7 +10,7 @@
 #include "http-child.h"
 #include "strbuf.h"
 #include "macro.h"
-#include "store.h"
+#include "store/store.h"
 
 static void family(struct strbuf *t, const char *name, const char *type, const char *help)
 {

@@ -1,4 +1,4 @@
-/* What the store-*.c files share; nothing outside lib/store-*.c includes this. */
+/* What the store-*.c files share; nothing outside store/store-*.c includes this. */
 #ifndef FB_STORE_INTERNAL_H
 #define FB_STORE_INTERNAL_H
 

@@ -1,5 +1,5 @@
 /*
- * The HTTP child's jail, entered once everything it needs is open (the listening socket, the
+ * The helpers' jail (jail.h), entered once everything it needs is open (the listening socket, the
  * store read-only, the channel): a chroot to an empty directory, no capabilities in any set, an
  * unprivileged uid and gid with no groups, no_new_privs, no core dumps or ptrace by that uid, and
  * a seccomp allowlist that kills the process on anything else (the kernel audits the kill and
@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http-child.h"
+#include "jail.h"
+
+#include "config.h"
 #include "log.h"
 #include "macro.h"
 
@@ -122,7 +124,7 @@ static int empty_root(const struct config *cfg, char *path, size_t size)
 	return 0;
 }
 
-int http_jail(const struct config *cfg, int outbound)
+int jail_enter(const struct config *cfg, int outbound)
 {
 	uid_t uid = cfg->http_uid;
 	pid_t parent = getppid();

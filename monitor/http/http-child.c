@@ -11,11 +11,12 @@
 #include <unistd.h>
 
 #include "http-child.h"
-#include "http.h"
+#include "jail.h"
+#include "http-main.h"
 #include "child.h"
 #include "log.h"
 #include "macro.h"
-#include "store.h"
+#include "store/store.h"
 #include "timeutil.h"
 
 #define CHANNEL_FD 3
@@ -102,7 +103,7 @@ int http_child_main(const struct config *cfg, int foreground)
 	if ((r = open_store(cfg->db, &own)) < 0)
 		return log_errno(r, "HTTP: store %s", cfg->db), 1;
 	http_web_load(&hc);
-	if ((r = http_jail(cfg, 0)) < 0)
+	if ((r = jail_enter(cfg, 0)) < 0)
 		return 1;
 	if ((r = channel_new(CHANNEL_FD, &hc.chan)) < 0 ||
 	    (r = sse_hub_new(&hc.pool, own, &hc.hub)) < 0)

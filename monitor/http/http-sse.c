@@ -15,7 +15,7 @@
 #include "http-child.h"
 #include "log.h"
 #include "macro.h"
-#include "store.h"
+#include "store/store.h"
 #include "timeutil.h"
 
 #define HUB_RING 65536		/* events kept for the clients, newest last */

@@ -1,5 +1,5 @@
 /*
- * Incident bundles (lib/store-bundle.c): a sandbox's history in a SQLite file of the store's own
+ * Incident bundles (store/store-bundle.c): a sandbox's history in a SQLite file of the store's own
  * schema, plus a "bundle" table saying what it is. `firebreak export` writes one, the API serves
  * one, `firebreak replay` reads one (docs/replay.md).
  */

@@ -5,10 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon.h"
-#include "../enforcer/egress.h" /* the gate's netns name */
+#include "monitor/daemon.h"
 #include "macro.h"
-#include "../enforcer/netns.h"
+#include "names.h"
 #include "nflog-pcap.h"
 #include "timeutil.h"
 

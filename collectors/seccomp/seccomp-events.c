@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "daemon.h"
+#include "monitor/daemon.h"
 #include "macro.h"
 #include "seccomp-audit.h"
 
