@@ -178,3 +178,13 @@ int time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
 	}
 	return 0;
 }
+
+int64_t time_boot_to_wall_ns(uint64_t boot_ns)
+{
+	struct timespec rt, bt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_BOOTTIME, &bt);
+	return (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * NSEC_PER_SEC +
+	       (rt.tv_nsec - bt.tv_nsec);
+}

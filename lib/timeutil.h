@@ -14,6 +14,9 @@ int64_t time_now_ns(void);
 /* Monotonic clock in ns, for timeouts and intervals. */
 uint64_t time_mono_ns(void);
 
+/* A CLOCK_BOOTTIME time in ns (the kernel's BPF timestamps) as wall-clock ns. */
+int64_t time_boot_to_wall_ns(uint64_t boot_ns);
+
 /* Formats ns since the epoch as 2026-11-29T21:17:56.123456789Z; returns buf. */
 char *time_format_rfc3339(int64_t ns, char *buf, size_t size);
 

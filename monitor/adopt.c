@@ -14,7 +14,6 @@
 #include "macro.h"
 #include "policies.h"
 #include "collectors/proc/proc-events.h"
-#include "collectors/proc/proc-trace.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
 #include "verdicts.h"
@@ -59,7 +58,7 @@ static const char *cgroup_refusal(const char *rel, size_t max)
 	}
 	if (cgroup_within(rel, CGROUP_ROOT_NAME))
 		return "firebreak/ holds the enforcer's sandboxes; they are watched already";
-	if (cgroup_level(rel) > PROC_TRACE_LEVEL_MAX)
+	if (cgroup_level(rel) > proc_events_level_max())
 		return "the cgroup is nested too deep to trace";
 	if (cgroup_v2_dir(rel, dir, sizeof(dir)) < 0 || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return "no such cgroup";
@@ -133,7 +132,7 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 	sb->updated_ts = time_now_ns();
-	if (d->proc_tracer && (r = proc_events_watch(d, sb)) < 0) {
+	if ((r = proc_events_watch(d->proc, sb)) < 0) {
 		*sb = saved;
 		if (created)
 			strcpy(sb->state, "destroyed"); /* the registry cannot forget a name */
@@ -152,8 +151,8 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 static void release(struct daemon *d, struct store_sandbox *sb, const char *state,
 		    const char *kind)
 {
-	syscall_events_set(d, sb, 0);
-	proc_events_unwatch(d, sb);
+	syscall_events_set(d->syscalls, sb, 0);
+	proc_events_unwatch(d->proc, sb);
 	strcpy(sb->state, state); /* before its detectors go: its last events find none */
 	sb->updated_ts = time_now_ns();
 	verdicts_forget(d, sb->name);

@@ -101,13 +101,12 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 		strcpy(sb->cgroup, cgroup);
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup) {
-		proc_events_watch(d, sb);
-		if (d->nflog)
-			nflog_events_follow(d); /* before create returns: the gate may be new */
+		proc_events_watch(d->proc, sb);
+		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
 	}
 	else if (strcmp(state, "destroyed") == 0) {
-		syscall_events_set(d, sb, 0);
-		proc_events_unwatch(d, sb);
+		syscall_events_set(d->syscalls, sb, 0);
+		proc_events_unwatch(d->proc, sb);
 		verdicts_forget(d, sb->name);
 	}
 	if (hash)
@@ -182,13 +181,13 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			registry_step_start(d->registry, wop.ev.sandbox, wop.ev.step, wop.ev.tool,
 					    json_is_integer(cg) ? (uint64_t)json_integer_value(cg) : 0);
 			json_decref(f);
-			proc_events_drain(d); /* records that waited for this report */
+			proc_events_drain(d->proc); /* records that waited for this report */
 		}
 		else if (strcmp(wop.ev.kind, "step.end") == 0) {
 			/* The step's last records are in the ring buffer already (it has ended):
 			 * attribute them before its cgroup is forgotten. */
-			proc_events_drain(d);
-			syscall_events_drain(d);
+			proc_events_drain(d->proc);
+			syscall_events_drain(d->syscalls);
 			exec_scope_end(d, wop.ev.sandbox, wop.ev.step);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
 		}
@@ -217,7 +216,7 @@ static void op_trace_syscalls(struct daemon *d, struct lineserver *ls, uint64_t 
 		return control_refuse(d, ls, token, lineno, "unknown sandbox");
 	if (on && strcmp(sb->state, "running") != 0)
 		return control_refuse(d, ls, token, lineno, "the sandbox is not running");
-	if ((r = syscall_events_set(d, sb, on)) < 0)
+	if ((r = syscall_events_set(d->syscalls, sb, on)) < 0)
 		return control_refuse(d, ls, token, lineno, "the syscall recorder could not be started");
 	control_reply_json(ls, token, json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
 }

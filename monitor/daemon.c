@@ -1,15 +1,12 @@
-/* What the daemon's handlers share: error replies and the counters' JSON. */
+/* What the daemon's handlers share: error replies, and the counters of the daemon's own parts. */
 #include "daemon.h"
 
-#include "hashmap.h"
-
+#include <stddef.h>
 #include <stdio.h>
 
+#include "counters.h"
+#include "hashmap.h"
 #include "macro.h"
-#include "collectors/nflog/nflog-events.h"
-#include "collectors/proc/proc-tracer.h"
-#include "export.h"
-#include "http.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
 {
@@ -31,86 +28,117 @@ char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
 	return text;
 }
 
-static json_t *lineserver_json(struct lineserver *ls)
+static uint64_t sandboxes_known(const void *state)
 {
-	struct lineserver_stats s;
-
-	lineserver_get_stats(ls, &s);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "clients",
-			 (json_int_t)s.clients, "accepted", (json_int_t)s.accepted, "refused_peer",
-			 (json_int_t)s.refused_peer, "refused_full", (json_int_t)s.refused_full,
-			 "closed_idle", (json_int_t)s.closed_idle, "closed_stalled",
-			 (json_int_t)s.closed_stalled, "lines", (json_int_t)s.lines, "oversize",
-			 (json_int_t)s.oversize, "replies_dropped", (json_int_t)s.replies_dropped);
+	return registry_count(((const struct daemon *)state)->registry);
 }
 
-static json_t *writer_json(struct writer *w)
+static uint64_t detector_states(const void *state)
 {
-	struct writer_stats ws;
+	const struct daemon *d = state;
 
-	writer_get_stats(w, &ws);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "ops", (json_int_t)ws.ops,
-			 "events", (json_int_t)ws.events, "batches", (json_int_t)ws.batches,
-			 "max_batch", (json_int_t)ws.max_batch, "pending", (json_int_t)ws.pending,
-			 "failed_ops", (json_int_t)ws.failed_ops, "lost_events",
-			 (json_int_t)ws.lost_events, "retention_deleted",
-			 (json_int_t)ws.retention_deleted, "busy_ns", (json_int_t)ws.busy_ns);
+	return d->detect ? hashmap_size(d->detect) : 0;
 }
 
-/* The process tracer's stages: read from the ring, stored, waiting, dropped, lost in the kernel. */
-static json_t *proc_trace_json(struct daemon *d)
+static const struct counter_def daemon_counters[] = {
+	{ "started_ts", COUNTER_GAUGE, "when firebreakd started (ns since the epoch)",
+	  COUNTER_FAMILY_START_TIME, COUNTER_AT(struct daemon, started_ns) },
+	{ "sandboxes", COUNTER_GAUGE, "sandboxes the monitor knows", .read = sandboxes_known },
+	{ "control_refused", COUNTER_TOTAL, "control requests refused",
+	  COUNTER_AT(struct daemon, control_refused) },
+	{ "detectors.sandboxes", COUNTER_GAUGE, "sandboxes with detector state",
+	  .read = detector_states },
+	{ "detectors.verdicts", COUNTER_TOTAL, "verdicts the detectors gave",
+	  COUNTER_AT(struct daemon, verdicts) },
+	{ "detectors.dropped", COUNTER_TOTAL, "verdicts dropped: too many waited at once",
+	  COUNTER_FAMILY_LOST, "detector_queue", COUNTER_AT(struct daemon, verdicts_dropped) },
+	{ "trace.accepted", COUNTER_TOTAL, "trace lines stored as new",
+	  COUNTER_AT(struct daemon, trace_counters.accepted) },
+	{ "trace.duplicates", COUNTER_TOTAL, "trace lines already stored: acknowledged only",
+	  COUNTER_AT(struct daemon, trace_counters.duplicates) },
+	{ "trace.store_failed", COUNTER_TOTAL, "trace lines the store could not take",
+	  COUNTER_AT(struct daemon, trace_counters.store_failed) },
+};
+
+static const struct counter_def writer_counters[] = {
+	{ "ops", COUNTER_TOTAL, "operations applied and committed",
+	  COUNTER_AT(struct writer_stats, ops) },
+	{ "events", COUNTER_TOTAL, "events appended", COUNTER_AT(struct writer_stats, events) },
+	{ "batches", COUNTER_TOTAL, "transactions committed",
+	  COUNTER_AT(struct writer_stats, batches) },
+	{ "max_batch", COUNTER_GAUGE, "the largest batch so far",
+	  COUNTER_AT(struct writer_stats, max_batch) },
+	{ "pending", COUNTER_GAUGE, "operations queued now", COUNTER_AT(struct writer_stats, pending) },
+	{ "failed_ops", COUNTER_TOTAL, "operations of a batch whose commit failed",
+	  COUNTER_AT(struct writer_stats, failed_ops) },
+	{ "lost_events", COUNTER_TOTAL, "events among the failed operations", COUNTER_FAMILY_LOST,
+	  "store", COUNTER_AT(struct writer_stats, lost_events) },
+	{ "retention_deleted", COUNTER_TOTAL, "events retention removed",
+	  COUNTER_AT(struct writer_stats, retention_deleted) },
+	{ "busy_ns", COUNTER_TOTAL, "time spent applying and committing batches",
+	  COUNTER_AT(struct writer_stats, busy_ns) },
+};
+
+static const struct counter_def socket_counters[] = {
+	{ "clients", COUNTER_GAUGE, "clients connected now",
+	  COUNTER_AT(struct lineserver_stats, clients) },
+	{ "accepted", COUNTER_TOTAL, "connections accepted",
+	  COUNTER_AT(struct lineserver_stats, accepted) },
+	{ "refused_peer", COUNTER_TOTAL, "connections of neither root nor the firebreak group",
+	  COUNTER_AT(struct lineserver_stats, refused_peer) },
+	{ "refused_full", COUNTER_TOTAL, "connections refused at the client cap",
+	  COUNTER_AT(struct lineserver_stats, refused_full) },
+	{ "closed_idle", COUNTER_TOTAL, "clients closed for silence",
+	  COUNTER_AT(struct lineserver_stats, closed_idle) },
+	{ "closed_stalled", COUNTER_TOTAL, "clients closed for not reading their replies",
+	  COUNTER_AT(struct lineserver_stats, closed_stalled) },
+	{ "lines", COUNTER_TOTAL, "lines read", COUNTER_AT(struct lineserver_stats, lines) },
+	{ "oversize", COUNTER_TOTAL, "lines over the cap", COUNTER_AT(struct lineserver_stats, oversize) },
+	{ "replies_dropped", COUNTER_TOTAL, "replies whose client had gone",
+	  COUNTER_AT(struct lineserver_stats, replies_dropped) },
+};
+
+/* Trace refusals by class: named by the trace parser's own table (lib/trace.c). */
+static struct counter_def refused_counters[_TRACE_ERR_MAX];
+static char refused_names[_TRACE_ERR_MAX][48];
+
+static void writer_snapshot(const void *state, void *buf)
 {
-	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "read", (json_int_t)d->proc_read,
-			      "read_ns", (json_int_t)d->proc_read_ns, "stored",
-			      (json_int_t)d->proc_events, "pending", (json_int_t)d->n_proc_pending,
-			      "unattributed", (json_int_t)d->proc_unattributed);
+	writer_get_stats((struct writer *)state, buf);
+}
 
-	for (unsigned k = 0; o && k < PROC_TRACE_KINDS; k++) {
-		char name[32];
+static void socket_snapshot(const void *state, void *buf)
+{
+	lineserver_get_stats((struct lineserver *)state, buf);
+}
 
-		snprintf(name, sizeof(name), "lost_%s", proc_tracer_kind_name(k));
-		json_object_set_new(o, name, json_integer((json_int_t)d->proc_lost[k]));
+int daemon_add_counters(struct daemon *d)
+{
+	size_t n = 0;
+	int r;
+
+	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++, n++) {
+		snprintf(refused_names[n], sizeof(refused_names[n]), "refused.%s",
+			 trace_error_to_string(e));
+		refused_counters[n] = (struct counter_def){
+			refused_names[n], COUNTER_TOTAL, "trace lines refused, by class",
+			.offset = offsetof(struct daemon, trace_counters.refused[e]) };
 	}
-	return o;
+	if ((r = counters_add(d->counters, "", daemon_counters, ARRAY_SIZE(daemon_counters), d)) < 0 ||
+	    (r = counters_add(d->counters, "trace", refused_counters, n, d)) < 0 ||
+	    (r = counters_add_snapshot(d->counters, "writer", writer_counters,
+				       ARRAY_SIZE(writer_counters), d->writer,
+				       sizeof(struct writer_stats), writer_snapshot)) < 0 ||
+	    (r = counters_add_snapshot(d->counters, "trace_socket", socket_counters,
+				       ARRAY_SIZE(socket_counters), d->trace,
+				       sizeof(struct lineserver_stats), socket_snapshot)) < 0)
+		return r;
+	return counters_add_snapshot(d->counters, "control_socket", socket_counters,
+				     ARRAY_SIZE(socket_counters), d->control,
+				     sizeof(struct lineserver_stats), socket_snapshot);
 }
 
 json_t *daemon_stats_json(struct daemon *d)
 {
-	json_t *refused = json_object();
-
-	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++)
-		json_object_set_new(refused, trace_error_to_string(e),
-				    json_integer((json_int_t)d->trace_counters.refused[e]));
-	json_t *o = json_pack(
-		"{s:I, s:I, s:{s:I, s:I, s:I, s:o}, s:o, "
-		"s:o, s:o, s:I, s:I, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
-		"started_ts", (json_int_t)d->started_ns, "sandboxes",
-		(json_int_t)registry_count(d->registry), "trace", "accepted",
-		(json_int_t)d->trace_counters.accepted, "duplicates",
-		(json_int_t)d->trace_counters.duplicates, "store_failed",
-		(json_int_t)d->trace_counters.store_failed, "refused", refused, "writer",
-		writer_json(d->writer),
-		"trace_socket", lineserver_json(d->trace), "control_socket",
-		lineserver_json(d->control), "control_refused", (json_int_t)d->control_refused,
-		"stats_rounds_skipped", (json_int_t)d->stats_rounds_skipped, "proc_trace",
-		proc_trace_json(d), "detectors", "sandboxes",
-		(json_int_t)(d->detect ? hashmap_size(d->detect) : 0), "verdicts",
-		(json_int_t)d->verdicts, "dropped", (json_int_t)d->verdicts_dropped,
-		"seccomp", "stored",
-		(json_int_t)d->seccomp_events, "unattributed", (json_int_t)d->seccomp_unattributed,
-		"unparsed", (json_int_t)d->seccomp_unparsed, "overruns",
-		(json_int_t)d->seccomp_overruns, "nflog", "packets", (json_int_t)d->nflog_packets,
-		"packets_stored", (json_int_t)d->nflog_packets_stored, "pending",
-		(json_int_t)nflog_events_pending(d), "events", (json_int_t)d->nflog_events,
-		"unattributed", (json_int_t)d->nflog_unattributed, "unparsed",
-		(json_int_t)d->nflog_unparsed, "lost", (json_int_t)d->nflog_lost, "kernel_drops",
-		(json_int_t)d->nflog_kernel_drops, "syscall_recorder", "sandboxes",
-		(json_int_t)d->n_recorders, "stored", (json_int_t)d->syscall_events, "unattributed",
-		(json_int_t)d->syscall_unattributed, "lost", (json_int_t)d->syscall_lost);
-
-	if (o)
-		json_object_set_new(o, "http", http_stats_json(d));
-	if (o)
-		json_object_set_new(o, "exporters", export_stats_json(d));
-	return o;
+	return counters_stats_json(d->counters);
 }

@@ -26,53 +26,24 @@ struct trace_counters {
 };
 
 struct cgroup_collector;
-struct proc_tracer;
-struct resumed_step;
-
-/* The process records' last attribution (collectors/proc/proc-events.c), valid while gen is current. */
-struct proc_attr_cache {
-	uint64_t cgid, gen;
-	int64_t step;
-	const char *tool;
-	struct store_sandbox *sb; /* NULL: empty */
-};
-struct proc_pending;
-struct nflog_state;
-struct syscall_recorder;
+struct counters;
 struct hashmap;
 struct metrics;
+struct nflog_events;
+struct proc_events;
+struct resumed_step;
+struct seccomp_events;
+struct syscall_events;
 
 struct daemon {
 	struct config cfg;
+	struct counters *counters; /* every module's counters (lib/counters.h) */
+	/* The collectors, each owning its state (collectors/NAME/NAME-events.h); NULL: not running. */
 	struct cgroup_collector *cgroup_stats;
-	struct proc_tracer *proc_tracer;
-	struct proc_attr_cache proc_cache;
-	uint64_t proc_read;	     /* records taken from the ring buffer */
-	int proc_paused;	     /* the ring is not polled: the writer's queue is full */
-	uint64_t proc_read_ns;	     /* time spent taking them (and handing them to the writer) */
-	uint64_t proc_events;	     /* process records stored */
-	uint64_t proc_unattributed;  /* records of a cgroup no sandbox owns (dropped, counted) */
-	uint64_t proc_lost[16];	     /* the kernel's reservation failures, by kind, as last seen */
-	int64_t proc_lost_since;     /* when the tracer started */
-	struct hashmap *proc_loss_seen; /* sandbox → its loss as last reported */
-	int audit_fd;		     /* the audit read-log socket (seccomp refusals), or -1 */
-	uint64_t seccomp_events;     /* refusals stored */
-	uint64_t seccomp_unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
-	uint64_t seccomp_unparsed;   /* audit messages that did not parse */
-	uint64_t seccomp_overruns;   /* audit socket overflows: the kernel dropped records */
-	struct syscall_recorder *recorders; /* the flight recorders switched on */
-	size_t n_recorders;
-	uint64_t syscall_events, syscall_unattributed, syscall_lost;
-	struct nflog_state *nflog;   /* the gate's denied packets */
-	uint64_t nflog_packets;	     /* packets read */
-	uint64_t nflog_packets_stored; /* packets counted in stored net.denied events */
-	uint64_t nflog_events;	     /* net.denied events stored */
-	uint64_t nflog_unattributed; /* packets with no sandbox's prefix */
-	uint64_t nflog_unparsed;
-	uint64_t nflog_lost;	     /* packets of aggregates the store refused */
-	uint64_t nflog_kernel_drops, nflog_kernel_drops_closed;
-	struct proc_pending *proc_pending; /* records whose step was not reported yet */
-	size_t n_proc_pending;
+	struct proc_events *proc;
+	struct seccomp_events *seccomp;
+	struct syscall_events *syscalls;
+	struct nflog_events *nflog;
 	/* The detectors (monitor/verdicts.c). */
 	struct hashmap *detect;	     /* sandbox name -> its detectors */
 	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
@@ -110,13 +81,15 @@ struct daemon {
 	int64_t started_ns;
 	struct trace_counters trace_counters;
 	uint64_t control_refused;
-	uint64_t stats_rounds_skipped; /* cgroup samples not taken: the store's queue was full */
 	struct log_ratelimit bad_input_rl;
 };
 
 /* The trace socket's protocol (trace-ingest.c) and the control socket's (control.c). */
 extern const struct lineserver_ops trace_ingest_ops;
 extern const struct lineserver_ops control_ops;
+
+/* Registers the daemon's own counters (and its store writer's and sockets'); 0 or -ENOMEM. */
+int daemon_add_counters(struct daemon *d);
 
 /* Every counter of the daemon as a new JSON object (control "stats", the shutdown log line). */
 json_t *daemon_stats_json(struct daemon *d);

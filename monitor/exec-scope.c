@@ -1,65 +1,26 @@
 #include "exec-scope.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "control.h"
 #include "daemon.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "collectors/proc/proc-tracer.h"
+#include "collectors/proc/proc-events.h"
 #include "verdicts.h"
 
-#define SCOPE_FILES_MAX 256 /* files one step may execute */
-
-/* One confined step: what was put in the kernel's maps, to take it out again. */
+/* One confined step: its key, and what the process collector put in the kernel. */
 struct confined {
 	char key[FB_NAME_MAX + 24]; /* "sandbox/step", the map's key */
-	uint64_t cgid;
-	size_t n;
-	struct proc_trace_scope_key keys[SCOPE_FILES_MAX];
+	struct proc_scope *scope;
 };
-
-/* Adds the file at path (symlinks followed: python3 is python3.11's inode) once. */
-static void add_file(struct confined *c, const char *path)
-{
-	struct stat st;
-	struct proc_trace_scope_key k;
-
-	if (c->n == SCOPE_FILES_MAX || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	k.cgid = c->cgid;
-	k.dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev); /* the kernel's dev_t */
-	k.ino = st.st_ino;
-	for (size_t i = 0; i < c->n; i++)
-		if (c->keys[i].dev == k.dev && c->keys[i].ino == k.ino)
-			return;
-	c->keys[c->n++] = k;
-}
-
-static void add_glob(struct confined *c, const char *pattern)
-{
-	glob_t g;
-
-	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++)
-		add_file(c, g.gl_pathv[i]);
-	globfree(&g);
-}
 
 static void lift(struct daemon *d, struct confined *c)
 {
-	if (d->proc_tracer) {
-		proc_tracer_scope(d->proc_tracer, c->cgid, 0);
-		for (size_t i = 0; i < c->n; i++)
-			proc_tracer_scope_allow(d->proc_tracer, &c->keys[i], 0);
-	}
+	proc_scope_lift(d->proc, c->scope);
 	free(c);
 }
 
@@ -70,9 +31,9 @@ int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t
 	size_t n_programs, n_children;
 	struct detect_state *st;
 	struct confined *c;
-	int r = 0;
+	int r;
 
-	if (!d->proc_tracer)
+	if (!d->proc)
 		return -ENOTCONN;
 	st = verdicts_detectors(d, sb);
 	if (!st || !detect_tool_scope(st, tool, &programs, &n_programs, &children, &n_children))
@@ -80,18 +41,8 @@ int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t
 	if (!(c = calloc(1, sizeof(*c))))
 		return -ENOMEM;
 	snprintf(c->key, sizeof(c->key), "%s/%lld", sb->name, (long long)step);
-	c->cgid = cgid;
-	if (program)
-		add_file(c, program);
-	for (size_t i = 0; i < n_programs; i++)
-		add_file(c, programs[i]);
-	for (size_t i = 0; i < n_children; i++)
-		add_glob(c, children[i]);
-	/* The files first, then the confinement: never a moment with a scope and no files. */
-	for (size_t i = 0; i < c->n && r == 0; i++)
-		r = proc_tracer_scope_allow(d->proc_tracer, &c->keys[i], 1);
-	if (r == 0)
-		r = proc_tracer_scope(d->proc_tracer, c->cgid, 1);
+	r = proc_scope_confine(d->proc, cgid, program, programs, n_programs, children, n_children,
+			       &c->scope, ret_files);
 	if (r == 0) {
 		exec_scope_end(d, sb->name, step); /* a step number reused: the old scope goes */
 		r = hashmap_put(d->exec_scopes, c->key, c);
@@ -100,7 +51,6 @@ int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t
 		lift(d, c);
 		return r;
 	}
-	*ret_files = c->n;
 	return 1;
 }
 
@@ -149,8 +99,10 @@ void exec_scope_stop(struct daemon *d)
 	struct confined *c;
 	size_t pos = 0;
 
-	while (d->exec_scopes && (c = hashmap_next(d->exec_scopes, &pos)))
-		free(c); /* the tracer and its maps are going anyway */
+	while (d->exec_scopes && (c = hashmap_next(d->exec_scopes, &pos))) {
+		proc_scope_free(c->scope); /* the tracer and its maps are going anyway */
+		free(c);
+	}
 	hashmap_free(d->exec_scopes);
 	d->exec_scopes = NULL;
 }

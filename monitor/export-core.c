@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "daemon.h"
 #include "macro.h"
 #include "timeutil.h"
@@ -57,20 +58,19 @@ void export_stop(struct daemon *d)
 	d->export_state_fd = -1;
 }
 
-json_t *export_stats_json(struct daemon *d)
+/*
+ * The exporter's counters, read from its state file. The exporter rewrites the record as this
+ * reads it: a torn or unparsable read falls back to the last good one, and counters never go
+ * back (Prometheus would see a reset).
+ */
+static void export_snapshot(const void *state, void *buf)
 {
-	char buf[EXPORT_STATE_SIZE];
-	struct export_state s = { 0 };
-	ssize_t n;
+	struct daemon *d = (struct daemon *)state;
+	struct export_state *l = &d->export_last, s = { 0 };
+	char text[EXPORT_STATE_SIZE];
+	ssize_t n = d->export_state_fd < 0 ? -1 : pread(d->export_state_fd, text, sizeof(text), 0);
 
-	if (d->export_state_fd < 0)
-		return json_object();
-	n = pread(d->export_state_fd, buf, sizeof(buf), 0);
-	/* The exporter rewrites the record as this reads it: a torn or unparsable read falls back
-	 * to the last good one, and counters never go back (Prometheus would see a reset). */
-	if (n > 0 && export_state_decode(buf, (size_t)n, &s) == 0) {
-		struct export_state *l = &d->export_last;
-
+	if (n > 0 && export_state_decode(text, (size_t)n, &s) == 0) {
 #define KEEP_MAX(f) l->f = s.f > l->f ? s.f : l->f
 		KEEP_MAX(loki_after);
 		KEEP_MAX(otlp_after);
@@ -82,13 +82,51 @@ json_t *export_stats_json(struct daemon *d)
 		KEEP_MAX(otlp_errors);
 #undef KEEP_MAX
 	}
-	s = d->export_last;
-	return json_pack("{s:{s:b, s:I, s:I, s:I, s:I}, s:{s:b, s:I, s:I, s:I, s:I}, s:i, s:I}",
-			 "otlp", "on", d->cfg.otlp.host[0] != 0, "pushes",
-			 (json_int_t)s.otlp_pushes, "spans", (json_int_t)s.otlp_spans, "errors",
-			 (json_int_t)s.otlp_errors, "after", (json_int_t)s.otlp_after, "loki", "on",
-			 d->cfg.loki.host[0] != 0, "pushes", (json_int_t)s.loki_pushes, "lines",
-			 (json_int_t)s.loki_lines, "errors", (json_int_t)s.loki_errors, "after",
-			 (json_int_t)s.loki_after, "child_pid", (int)d->export_child.pid, "restarts",
+	memcpy(buf, l, sizeof(*l));
+}
+
+static json_t *export_status(const void *state)
+{
+	const struct daemon *d = state;
+
+	if (d->export_state_fd < 0)
+		return json_object();
+	return json_pack("{s:{s:b}, s:{s:b}, s:i, s:I}", "otlp", "on", d->cfg.otlp.host[0] != 0,
+			 "loki", "on", d->cfg.loki.host[0] != 0, "child_pid",
+			 (int)d->export_child.pid, "restarts",
 			 (json_int_t)d->export_child.restarts);
+}
+
+#define EXPORT_COUNTER(target, field, fam, help)                                            \
+	{ #target "." #field, COUNTER_TOTAL, help, fam, #target,                              \
+	  COUNTER_AT(struct export_state, target##_##field) }
+static const struct counter_def otlp_counters[] = {
+	EXPORT_COUNTER(otlp, pushes, COUNTER_FAMILY_EXPORT_PUSHES, "OTLP pushes delivered"),
+	EXPORT_COUNTER(otlp, spans, COUNTER_FAMILY_EXPORT_ITEMS, "OTLP spans delivered"),
+	EXPORT_COUNTER(otlp, errors, COUNTER_FAMILY_EXPORT_ERRORS, "OTLP pushes not delivered"),
+	{ "otlp.after", COUNTER_GAUGE, "the last incident delivered",
+	  COUNTER_AT(struct export_state, otlp_after) },
+};
+static const struct counter_def loki_counters[] = {
+	EXPORT_COUNTER(loki, pushes, COUNTER_FAMILY_EXPORT_PUSHES, "Loki pushes delivered"),
+	EXPORT_COUNTER(loki, lines, COUNTER_FAMILY_EXPORT_ITEMS, "Loki lines delivered"),
+	EXPORT_COUNTER(loki, errors, COUNTER_FAMILY_EXPORT_ERRORS, "Loki pushes not delivered"),
+	{ "loki.after", COUNTER_GAUGE, "the last event delivered",
+	  COUNTER_AT(struct export_state, loki_after) },
+};
+
+/* The status first: the counters of a configured target join its object. */
+int export_add_counters(struct daemon *d)
+{
+	int r = counters_add_status(d->counters, "exporters", export_status, d);
+
+	if (r == 0 && d->export_state_fd >= 0 && d->cfg.otlp.host[0])
+		r = counters_add_snapshot(d->counters, "exporters", otlp_counters,
+					  ARRAY_SIZE(otlp_counters), d, sizeof(struct export_state),
+					  export_snapshot);
+	if (r == 0 && d->export_state_fd >= 0 && d->cfg.loki.host[0])
+		r = counters_add_snapshot(d->counters, "exporters", loki_counters,
+					  ARRAY_SIZE(loki_counters), d, sizeof(struct export_state),
+					  export_snapshot);
+	return r;
 }

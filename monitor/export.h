@@ -22,8 +22,8 @@ int export_start(struct daemon *d);
 void export_tick(struct daemon *d);
 void export_stop(struct daemon *d);
 
-/* The exporter's counters, for /metrics and status (from the state file); a new object. */
-json_t *export_stats_json(struct daemon *d);
+/* Registers the exporter's part of the stats and its counters (read from its state file). */
+int export_add_counters(struct daemon *d);
 
 
 #endif

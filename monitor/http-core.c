@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "counters.h"
 #include "daemon.h"
 #include "monitor/http/http-tokens.h"
 #include "macro.h"
@@ -153,11 +154,28 @@ void http_stop(struct daemon *d)
 	d->http_listen_fd = -1;
 }
 
-json_t *http_stats_json(struct daemon *d)
+/* The API's part of the stats that is not counters: whether it is on, where, which child. */
+static json_t *http_status(const void *state)
 {
+	const struct daemon *d = state;
+
 	if (d->http_listen_fd < 0)
 		return json_pack("{s:b}", "on", 0);
-	return json_pack("{s:b, s:s, s:i, s:i, s:I, s:I}", "on", 1, "listen", d->cfg.listen, "port",
-			 d->http_port, "child_pid", (int)d->http_child.pid, "child_restarts",
-			 (json_int_t)d->http_child.restarts, "channel_refused", (json_int_t)d->http_refused);
+	return json_pack("{s:b, s:s, s:i, s:i}", "on", 1, "listen", d->cfg.listen, "port",
+			 d->http_port, "child_pid", (int)d->http_child.pid);
+}
+
+static const struct counter_def http_counters[] = {
+	{ "child_restarts", COUNTER_TOTAL, "times the HTTP child was started again after it died",
+	  COUNTER_FAMILY_HTTP_RESTARTS, COUNTER_AT(struct daemon, http_child.restarts) },
+	{ "channel_refused", COUNTER_TOTAL, "channel requests the dispatch table refused",
+	  COUNTER_FAMILY_HTTP_REFUSED, COUNTER_AT(struct daemon, http_refused) },
+};
+
+int http_add_counters(struct daemon *d)
+{
+	int r = counters_add_status(d->counters, "http", http_status, d);
+
+	return r < 0 ? r : counters_add(d->counters, "http", http_counters,
+					ARRAY_SIZE(http_counters), d);
 }

@@ -27,8 +27,8 @@ void http_tick(struct daemon *d);
 /* Stops the child (SIGTERM, then SIGKILL after a second) and closes the socket. */
 void http_stop(struct daemon *d);
 
-/* The API's part of the daemon's stats: port, child pid, restarts, channel refusals. */
-json_t *http_stats_json(struct daemon *d);
+/* Registers the API's part of the stats and its counters (restarts, channel refusals). */
+int http_add_counters(struct daemon *d);
 
 /* The channel's protocol in the core (http-privsep.c). */
 extern const struct lineserver_ops http_privsep_ops;

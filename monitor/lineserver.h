@@ -50,7 +50,7 @@ struct lineserver_stats {
 	uint64_t lines;
 	uint64_t oversize;
 	uint64_t replies_dropped;  /* completions whose client had gone */
-	unsigned clients;
+	uint64_t clients;	   /* connected now */
 };
 
 /*

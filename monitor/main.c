@@ -17,6 +17,8 @@
 #include "hashmap.h"
 #include "policies.h"
 #include "collectors/cgroup/cgroup-events.h"
+#include "collectors/collector.h"
+#include "counters.h"
 #include "daemon.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/nflog/nflog-events.h"
@@ -187,7 +189,7 @@ static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
 	lineserver_pause(d->trace, full);
 	lineserver_pause(d->control, full);
 	lineserver_pause(d->http, full);
-	proc_events_backpressure(d);
+	proc_events_backpressure(d->proc);
 }
 
 static void on_tick(struct loop *l, uint64_t n, void *data)
@@ -205,26 +207,13 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 	}
 }
 
-static void on_stats(struct loop *l, uint64_t n, void *data)
-{
-	struct daemon *d = data;
-	int r;
-
-	/* Samples are dropped, not queued up, while the store cannot keep up (counted). */
-	if (writer_full(d->writer)) {
-		d->stats_rounds_skipped++;
-		return;
-	}
-	r = cgroup_collector_sample(d->cgroup_stats, d->registry, d->writer, time_now_ns());
-	if (r < 0)
-		log_warn_errno(r, "cgroup stats");
-}
-
 /* The process tracer's ring buffer wakes us only past its watermark: drain it often besides. */
 static void on_proc_tick(struct loop *l, uint64_t n, void *data)
 {
-	proc_events_drain(data);
-	syscall_events_drain(data);
+	struct daemon *d = data;
+
+	proc_events_drain(d->proc);
+	syscall_events_drain(d->syscalls);
 }
 
 static void on_watchdog_tick(struct loop *l, uint64_t n, void *data)
@@ -309,6 +298,35 @@ static int start_servers(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The collectors, each given the loop, the sink, the registry and the counters. The process
+ * tracer and the audit stream may be missing on a host (logged: their events are not recorded);
+ * the others are needed.
+ */
+static int start_collectors(struct daemon *d)
+{
+	const struct collector_env env = { .loop = d->loop, .sink = d->writer,
+					   .registry = d->registry, .cfg = &d->cfg,
+					   .counters = d->counters };
+	int r;
+
+	if ((r = proc_events_new(&env, &d->proc)) < 0)
+		log_errno(r, "the process tracer did not start: no process events will be recorded");
+	else if ((r = loop_add_timer(d->loop, 20 * NSEC_PER_MSEC, on_proc_tick, d)) < 0)
+		return log_errno(r, "process tracer timer");
+	else
+		adopt_resume_steps(d); /* the steps still running are confined again */
+	if ((r = syscall_events_new(&env, &d->syscalls)) < 0)
+		return log_errno(r, "syscall recorder");
+	if ((r = nflog_events_new(&env, &d->nflog)) < 0)
+		return log_errno(r, "NFLOG reader");
+	if ((r = seccomp_events_new(&env, &d->seccomp)) < 0)
+		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
+	if ((r = cgroup_collector_new(&env, &d->cgroup_stats)) < 0)
+		return log_errno(r, "cgroup stats collector");
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct config *cfg, int *foreground)
 {
 	enum { OPT_DB = 256, OPT_RUNTIME, OPT_LISTEN, OPT_LOG_LEVEL, OPT_VERSION };
@@ -376,7 +394,7 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .group = (gid_t)-1, .audit_fd = -1, .watchdog_fd = -1,
+	struct daemon d = { .group = (gid_t)-1, .watchdog_fd = -1,
 			     .http_listen_fd = -1, .export_state_fd = -1 };
 	struct writer_config wc = { 0 };
 	struct store *store = NULL;
@@ -463,6 +481,8 @@ int main(int argc, char **argv)
 	wc.retention_interval_ns = (uint64_t)d.cfg.retention_interval_ns;
 	if ((r = writer_new(store, &wc, &d.writer)) < 0)
 		return log_errno(r, "start the store writer"), 1;
+	if ((r = counters_new(&d.counters)) < 0)
+		return log_errno(r, "counters"), 1;
 
 	if ((r = loop_new(&d.loop)) < 0 ||
 	    (r = loop_add_signals(d.loop, signals, ARRAY_SIZE(signals), on_signal, &d)) < 0 ||
@@ -473,32 +493,21 @@ int main(int argc, char **argv)
 	verdicts_start(&d);
 	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says. */
 	adopt_scan(&d);
-	if (start_servers(&d) < 0)
+	if (start_servers(&d) < 0 || (r = daemon_add_counters(&d)) < 0)
 		return 1;
 	if ((r = metrics_new(&d.metrics)) < 0)
 		return log_errno(r, "metrics"), 1;
-	if (http_start(&d) < 0 || export_start(&d) < 0)
+	if (http_start(&d) < 0 || export_start(&d) < 0 || http_add_counters(&d) < 0 ||
+	    export_add_counters(&d) < 0)
 		return 1;
 	if ((r = hashmap_new(&d.exec_scopes)) < 0)
 		return log_errno(r, "exec scopes"), 1;
-	if ((r = proc_events_start(&d)) < 0)
-		log_errno(r, "the process tracer did not start: no process events will be recorded");
-	else if ((r = loop_add_timer(d.loop, 20 * NSEC_PER_MSEC, on_proc_tick, &d)) < 0)
-		return log_errno(r, "process tracer timer"), 1;
-	else
-		adopt_resume_steps(&d); /* the steps still running are confined again */
+	if (start_collectors(&d) < 0)
+		return 1;
 	/* Fail closed from here on: a watchdog freezes what we watch if we die or hang. */
 	if ((r = watchdog_start(&d)) < 0 ||
 	    (r = loop_add_timer(d.loop, 250 * NSEC_PER_MSEC, on_watchdog_tick, &d)) < 0)
 		return log_errno(r, "watchdog"), 1;
-	if ((r = nflog_events_start(&d)) < 0)
-		return log_errno(r, "NFLOG reader"), 1;
-	if ((r = seccomp_events_start(&d)) < 0)
-		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
-	if (d.cfg.stats_period_ns > 0 &&
-	    ((r = cgroup_collector_new(&d.cfg, &d.cgroup_stats)) < 0 ||
-	     (r = loop_add_timer(d.loop, (uint64_t)d.cfg.stats_period_ns, on_stats, &d)) < 0))
-		return log_errno(r, "cgroup stats collector"), 1;
 
 	log_info("firebreakd %s ready: store %s (schema %d), sockets in %s, %zu sandboxes",
 		 FB_VERSION, d.cfg.db, store_version(store), d.cfg.runtime_dir,
@@ -510,11 +519,11 @@ int main(int argc, char **argv)
 	}
 	r = loop_run(d.loop);
 
-	syscall_events_stop(&d);
+	syscall_events_free(d.syscalls);
 	exec_scope_stop(&d);
-	proc_events_stop(&d);
-	seccomp_events_stop(&d);
-	nflog_events_stop(&d);
+	proc_events_free(d.proc);
+	seccomp_events_free(d.seccomp);
+	nflog_events_free(d.nflog);
 	http_stop(&d);
 	export_stop(&d);
 	lineserver_free(d.trace);
@@ -526,6 +535,7 @@ int main(int argc, char **argv)
 	policies_stop(&d);
 	registry_free(d.registry);
 	cgroup_collector_free(d.cgroup_stats);
+	counters_free(d.counters);
 	loop_free(d.loop);
 	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_TRACE_SOCKET);
 	unlink(path);

@@ -7,7 +7,7 @@
 
 #include "daemon.h"
 #include "detectors/detect.h"
-#include "export.h"
+#include "counters.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "store/registry.h"
@@ -192,27 +192,6 @@ static json_t *pairs_json(struct hashmap *h, const char *a, const char *b, uint6
 	return arr;
 }
 
-/* Where events were lost, by stage: every counter of a loss the daemon keeps. */
-static json_t *lost_json(struct daemon *d)
-{
-	struct writer_stats ws;
-	uint64_t kernel = 0;
-
-	writer_get_stats(d->writer, &ws);
-	for (size_t k = 0; k < ARRAY_SIZE(d->proc_lost); k++)
-		kernel += d->proc_lost[k];
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "kernel_ring_buffer",
-			 (json_int_t)kernel, "syscall_recorder", (json_int_t)d->syscall_lost,
-			 "audit_overrun", (json_int_t)d->seccomp_overruns, "nflog_kernel",
-			 (json_int_t)(d->nflog_kernel_drops + d->nflog_kernel_drops_closed),
-			 "nflog_store", (json_int_t)d->nflog_lost, "store", (json_int_t)ws.lost_events,
-			 "unattributed",
-			 (json_int_t)(d->proc_unattributed + d->seccomp_unattributed +
-				      d->syscall_unattributed + d->nflog_unattributed),
-			 "unparsed", (json_int_t)(d->seccomp_unparsed + d->nflog_unparsed),
-			 "detector_queue", (json_int_t)d->verdicts_dropped);
-}
-
 json_t *metrics_snapshot(struct daemon *d)
 {
 	struct metrics *m = d->metrics;
@@ -245,15 +224,14 @@ json_t *metrics_snapshot(struct daemon *d)
 						     (json_int_t)(b < LATENCY_BUCKETS ? latency_le[b]
 										      : -1),
 						     (json_int_t)m->latency_counts[b]));
-	o = json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:I, s:I}, s:o, s:o, s:I, s:I, s:I}", "events",
+	/* "counters": the families of the counter registry (loss by stage, the children's
+	 * restarts, the exporters), formatted by the child like everything else here. */
+	o = json_pack("{s:o, s:o, s:o, s:{s:o, s:I, s:I}, s:o, s:o, s:o}", "events",
 		      pairs_json(m->events, "source", "kind", m->events_other), "verdicts",
 		      pairs_json(m->verdicts, "rule", "severity", m->verdicts_other), "actions",
-		      pairs_json(m->actions, "action", "result", 0), "lost", lost_json(d),
-		      "latency", "buckets", lat, "sum_ns", (json_int_t)m->latency_sum_ns, "count",
-		      (json_int_t)m->latency_count, "sandboxes_by_state", states, "sandboxes", use,
-		      "http_child_restarts", (json_int_t)d->http_child.restarts, "http_channel_refused",
-		      (json_int_t)d->http_refused, "started_ns", (json_int_t)d->started_ns);
-	if (o)
-		json_object_set_new(o, "exporters", export_stats_json(d));
+		      pairs_json(m->actions, "action", "result", 0), "latency", "buckets", lat,
+		      "sum_ns", (json_int_t)m->latency_sum_ns, "count", (json_int_t)m->latency_count,
+		      "sandboxes_by_state", states, "sandboxes", use, "counters",
+		      counters_metrics_json(d->counters));
 	return o;
 }

@@ -13,7 +13,11 @@
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"
+#include "collectors/collector.h"
+#include "counters.h"
+#include "loop.h"
 #include "store/registry.h"
+#include "timeutil.h"
 #include "store/writer.h"
 
 /* The last sample of one cgroup, and the round it was last seen in. */
@@ -25,20 +29,54 @@ struct sample {
 };
 
 struct cgroup_collector {
+	struct collector_env env;
 	struct hashmap *last; /* rel -> struct sample (key inside) */
 	uint64_t round;
-	const struct config *cfg; /* where the enforcer keeps each sandbox's state */
+	uint64_t rounds_skipped; /* samples not taken: the store's queue was full */
+	int timer_fd;
 };
 
-int cgroup_collector_new(const struct config *cfg, struct cgroup_collector **ret)
+static const struct counter_def counters[] = {
+	{ "stats_rounds_skipped", COUNTER_TOTAL,
+	  "cgroup samples not taken because the store's queue was full",
+	  COUNTER_AT(struct cgroup_collector, rounds_skipped) },
+};
+
+static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
+				   struct writer *w, int64_t now_ns);
+
+/* Samples are dropped, not queued up, while the store cannot keep up (counted). */
+static void on_tick(struct loop *l, uint64_t n, void *data)
+{
+	struct cgroup_collector *c = data;
+	int r;
+
+	if (writer_full(c->env.sink)) {
+		c->rounds_skipped++;
+		return;
+	}
+	r = cgroup_collector_sample(c, c->env.registry, c->env.sink, time_now_ns());
+	if (r < 0)
+		log_warn_errno(r, "cgroup stats");
+}
+
+int cgroup_collector_new(const struct collector_env *env, struct cgroup_collector **ret)
 {
 	struct cgroup_collector *c = calloc(1, sizeof(*c));
+	int r = -ENOMEM;
 
-	if (!c || hashmap_new(&c->last) < 0) {
-		free(c);
+	if (!c)
 		return -ENOMEM;
+	c->env = *env;
+	c->timer_fd = -1;
+	if (hashmap_new(&c->last) < 0 ||
+	    (env->cfg->stats_period_ns > 0 &&
+	     (r = c->timer_fd = loop_add_timer(env->loop, (uint64_t)env->cfg->stats_period_ns,
+					       on_tick, c)) < 0) ||
+	    (r = counters_add(env->counters, "", counters, ARRAY_SIZE(counters), c)) < 0) {
+		cgroup_collector_free(c);
+		return r;
 	}
-	c->cfg = cfg;
 	*ret = c;
 	return 0;
 }
@@ -52,7 +90,7 @@ static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s, const st
 	char path[PATH_MAX], rel[sizeof(sb->cgroup)];
 
 	if (s->init_pid == 0) {
-		json_t *doc = config_sandbox_path(c->cfg, sb->name, "state.json", path,
+		json_t *doc = config_sandbox_path(c->env.cfg, sb->name, "state.json", path,
 						  sizeof(path)) == 0
 				      ? json_load_file(path, 0, NULL)
 				      : NULL;
@@ -95,7 +133,10 @@ void cgroup_collector_free(struct cgroup_collector *c)
 
 	if (!c)
 		return;
-	while ((v = hashmap_next(c->last, &pos)))
+	if (c->timer_fd >= 0)
+		loop_remove(c->env.loop, c->timer_fd);
+	counters_remove(c->env.counters, c);
+	while (c->last && (v = hashmap_next(c->last, &pos)))
 		free(v);
 	hashmap_free(c->last);
 	free(c);
@@ -200,8 +241,8 @@ static int sample_step(const char *name, void *data)
 	return 0;
 }
 
-int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, struct writer *w,
-			    int64_t now_ns)
+static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
+				   struct writer *w, int64_t now_ns)
 {
 	struct store_sandbox *sb;
 	size_t pos = 0;

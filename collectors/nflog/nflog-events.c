@@ -5,7 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "monitor/daemon.h"
+#include "collectors/collector.h"
+#include "config.h"
+#include "counters.h"
+#include "log.h"
+#include "loop.h"
+#include "store/registry.h"
+#include "store/writer.h"
 #include "macro.h"
 #include "names.h"
 #include "nflog-pcap.h"
@@ -30,10 +36,19 @@ struct nflog_agg {
 	uint64_t opened; /* monotonic */
 };
 
-struct nflog_state {
+struct nflog_events {
+	struct collector_env env;
 	struct nflog_reader *reader;
 	struct nflog_agg agg[NFLOG_AGG_MAX];
 	size_t n;
+	int timer_fd;
+	uint64_t packets;	 /* packets read */
+	uint64_t packets_stored; /* packets counted in stored net.denied events */
+	uint64_t events;	 /* net.denied events stored */
+	uint64_t unattributed;	 /* packets with no sandbox's prefix */
+	uint64_t unparsed;
+	uint64_t lost;		 /* packets of aggregates the store refused */
+	uint64_t kernel_drops, kernel_drops_closed; /* all, and those of readers closed since */
 };
 
 static const char *proto_name(uint8_t p)
@@ -47,16 +62,16 @@ static const char *proto_name(uint8_t p)
 	}
 }
 
-static void store_agg(struct daemon *d, const struct nflog_agg *a)
+static void store_agg(struct nflog_events *s, const struct nflog_agg *a)
 {
 	struct writer_op op;
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
-	struct store_sandbox *sb = registry_find(d->registry, a->sandbox);
+	struct store_sandbox *sb = registry_find(s->env.registry, a->sandbox);
 	const char *proto = proto_name(a->proto);
 	json_t *f;
 
 	if (!sb) { /* forgotten since (destroyed and purged): counted, not stored */
-		d->nflog_unattributed += a->count;
+		s->unattributed += a->count;
 		return;
 	}
 	inet_ntop(a->family, a->src, src, sizeof(src));
@@ -67,24 +82,24 @@ static void store_agg(struct daemon *d, const struct nflog_agg *a)
 		      "proto", proto ? json_string(proto) : json_integer(a->proto),
 		      "port", (json_int_t)a->dport, "first_ts", (json_int_t)a->first, "last_ts",
 		      (json_int_t)a->last);
-	if (writer_submit_event(d->writer, &op, f) == 0) {
-		d->nflog_events++;
-		d->nflog_packets_stored += a->count;
+	if (writer_submit_event(s->env.sink, &op, f) == 0) {
+		s->events++;
+		s->packets_stored += a->count;
 	} else {
-		d->nflog_lost += a->count;
+		s->lost += a->count;
 	}
 }
 
 /* Stores the aggregates older than the window (all of them if all is set). */
-static void flush(struct daemon *d, int all)
+static void flush(struct nflog_events *s, int all)
 {
-	struct nflog_state *s = d->nflog;
+	
 	uint64_t now = time_mono_ns();
 	size_t kept = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (all || now - s->agg[i].opened >= NFLOG_WINDOW_NS)
-			store_agg(d, &s->agg[i]);
+			store_agg(s, &s->agg[i]);
 		else
 			s->agg[kept++] = s->agg[i];
 	}
@@ -93,21 +108,20 @@ static void flush(struct daemon *d, int all)
 
 static void on_packet(const struct nflog_packet *p, void *data)
 {
-	struct daemon *d = data;
-	struct nflog_state *s = d->nflog;
+	struct nflog_events *s = data;
 	const char *name;
 	struct nflog_agg *a;
 	size_t len;
 
-	d->nflog_packets++;
+	s->packets++;
 	if (strncmp(p->prefix, NFLOG_PREFIX, sizeof(NFLOG_PREFIX) - 1) != 0) {
-		d->nflog_unattributed++; /* another rule's log in the same group */
+		s->unattributed++; /* another rule's log in the same group */
 		return;
 	}
 	name = p->prefix + sizeof(NFLOG_PREFIX) - 1;
 	len = strcspn(name, " ");
 	if (len == 0 || len >= sizeof(a->sandbox)) {
-		d->nflog_unattributed++;
+		s->unattributed++;
 		return;
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -121,7 +135,7 @@ static void on_packet(const struct nflog_packet *p, void *data)
 		}
 	}
 	if (s->n == NFLOG_AGG_MAX)
-		flush(d, 1);
+		flush(s, 1);
 	a = &s->agg[s->n++];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->sandbox, name, len);
@@ -137,22 +151,21 @@ static void on_packet(const struct nflog_packet *p, void *data)
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 {
-	struct daemon *d = data;
-	struct nflog_state *s = d->nflog;
+	struct nflog_events *s = data;
 
 	if (s->reader)
-		nflog_read(s->reader, on_packet, d, &d->nflog_unparsed);
+		nflog_read(s->reader, on_packet, s, &s->unparsed);
 }
 
-static void close_reader(struct daemon *d)
+static void close_reader(struct nflog_events *s)
 {
-	struct nflog_state *s = d->nflog;
+	
 
 	if (!s->reader)
 		return;
-	nflog_read(s->reader, on_packet, d, &d->nflog_unparsed);
-	d->nflog_kernel_drops_closed += nflog_kernel_drops(s->reader);
-	loop_remove(d->loop, nflog_fd(s->reader));
+	nflog_read(s->reader, on_packet, s, &s->unparsed);
+	s->kernel_drops_closed += nflog_kernel_drops(s->reader);
+	loop_remove(s->env.loop, nflog_fd(s->reader));
 	nflog_close(s->reader);
 	s->reader = NULL;
 }
@@ -163,25 +176,26 @@ static void close_reader(struct daemon *d)
  * sandbox (its create may just have made the gate: packets logged before a reader listens are
  * dropped by the kernel, uncounted).
  */
-void nflog_events_follow(struct daemon *d)
+void nflog_events_follow(struct nflog_events *s)
 {
-	struct nflog_state *s = d->nflog;
 	struct stat st;
 	int r;
 
+	if (!s)
+		return;
 	if (stat(NETNS_DIR "/" EGRESS_GATE_NETNS, &st) < 0) {
-		close_reader(d);
+		close_reader(s);
 		return;
 	}
 	if (s->reader && nflog_netns_ino(s->reader) == st.st_ino)
 		return;
-	close_reader(d);
-	r = nflog_open(NETNS_DIR "/" EGRESS_GATE_NETNS, d->cfg.gate_nflog_group, &s->reader);
+	close_reader(s);
+	r = nflog_open(NETNS_DIR "/" EGRESS_GATE_NETNS, s->env.cfg->gate_nflog_group, &s->reader);
 	if (r < 0) {
-		log_warn_errno(r, "NFLOG group %u in the gate", d->cfg.gate_nflog_group);
+		log_warn_errno(r, "NFLOG group %u in the gate", s->env.cfg->gate_nflog_group);
 		return;
 	}
-	if ((r = loop_add(d->loop, nflog_fd(s->reader), EPOLLIN, on_ready, d)) < 0) {
+	if ((r = loop_add(s->env.loop, nflog_fd(s->reader), EPOLLIN, on_ready, s)) < 0) {
 		nflog_close(s->reader);
 		s->reader = NULL;
 	}
@@ -189,38 +203,69 @@ void nflog_events_follow(struct daemon *d)
 
 static void on_tick(struct loop *l, uint64_t n, void *data)
 {
-	struct daemon *d = data;
+	struct nflog_events *s = data;
 
-	on_ready(l, -1, 0, d);
-	flush(d, 0);
-	nflog_events_follow(d);
-	d->nflog_kernel_drops = d->nflog_kernel_drops_closed +
-				(d->nflog->reader ? nflog_kernel_drops(d->nflog->reader) : 0);
+	on_ready(l, -1, 0, s);
+	flush(s, 0);
+	nflog_events_follow(s);
+	s->kernel_drops = s->kernel_drops_closed +
+				(s->reader ? nflog_kernel_drops(s->reader) : 0);
 }
 
-uint64_t nflog_events_pending(struct daemon *d)
+/* Packets read and counted in aggregates not stored yet. */
+static uint64_t pending(const void *state)
 {
+	const struct nflog_events *s = state;
 	uint64_t n = 0;
 
-	for (size_t i = 0; d->nflog && i < d->nflog->n; i++)
-		n += d->nflog->agg[i].count;
+	for (size_t i = 0; i < s->n; i++)
+		n += s->agg[i].count;
 	return n;
 }
 
-int nflog_events_start(struct daemon *d)
+static const struct counter_def counters[] = {
+	{ "packets", COUNTER_TOTAL, "denied packets read", COUNTER_AT(struct nflog_events, packets) },
+	{ "packets_stored", COUNTER_TOTAL, "packets counted in stored net.denied events",
+	  COUNTER_AT(struct nflog_events, packets_stored) },
+	{ "pending", COUNTER_GAUGE, "packets in aggregates not stored yet", .read = pending },
+	{ "events", COUNTER_TOTAL, "net.denied events stored", COUNTER_AT(struct nflog_events, events) },
+	{ "unattributed", COUNTER_TOTAL, "packets with no sandbox's prefix", COUNTER_FAMILY_LOST,
+	  "unattributed", COUNTER_AT(struct nflog_events, unattributed) },
+	{ "unparsed", COUNTER_TOTAL, "packets that did not parse", COUNTER_FAMILY_LOST, "unparsed",
+	  COUNTER_AT(struct nflog_events, unparsed) },
+	{ "lost", COUNTER_TOTAL, "packets of aggregates the store refused", COUNTER_FAMILY_LOST,
+	  "nflog_store", COUNTER_AT(struct nflog_events, lost) },
+	{ "kernel_drops", COUNTER_TOTAL, "packets the kernel dropped before they were read",
+	  COUNTER_FAMILY_LOST, "nflog_kernel", COUNTER_AT(struct nflog_events, kernel_drops) },
+};
+
+int nflog_events_new(const struct collector_env *env, struct nflog_events **ret)
 {
-	if (!(d->nflog = calloc(1, sizeof(*d->nflog))))
+	struct nflog_events *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
 		return -ENOMEM;
-	nflog_events_follow(d);
-	return loop_add_timer(d->loop, 100 * NSEC_PER_MSEC, on_tick, d);
+	s->env = *env;
+	s->timer_fd = -1;
+	nflog_events_follow(s);
+	if ((r = s->timer_fd = loop_add_timer(env->loop, 100 * NSEC_PER_MSEC, on_tick, s)) < 0 ||
+	    (r = counters_add(env->counters, "nflog", counters, ARRAY_SIZE(counters), s)) < 0) {
+		nflog_events_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
 }
 
-void nflog_events_stop(struct daemon *d)
+void nflog_events_free(struct nflog_events *s)
 {
-	if (!d->nflog)
+	if (!s)
 		return;
-	close_reader(d);
-	flush(d, 1);
-	free(d->nflog);
-	d->nflog = NULL;
+	if (s->timer_fd >= 0)
+		loop_remove(s->env.loop, s->timer_fd);
+	close_reader(s);
+	flush(s, 1);
+	counters_remove(s->env.counters, s);
+	free(s);
 }

@@ -11,70 +11,56 @@
 
 #include "cgroup.h"
 #include "hashmap.h"
-#include "monitor/daemon.h"
+#include "collectors/collector.h"
+#include "config.h"
+#include "counters.h"
+#include "loop.h"
+#include "store/registry.h"
+#include "store/writer.h"
 #include "macro.h"
+#include "proc-events-internal.h"
 #include "proc-tracer.h"
 #include "timeutil.h"
 
-int64_t proc_events_wall_ns(uint64_t boot_ns)
-{
-	struct timespec rt, bt;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	return (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * NSEC_PER_SEC +
-	       (rt.tv_nsec - bt.tv_nsec);
-}
-
 /*
- * Which sandbox and step a cgroup id is: the registry knows the steps the enforcer reported; a
- * record can arrive before that report, so a miss looks the id up under firebreak/ (a cgroup's
- * id is its directory's inode) and remembers what it found.
+ * A record can beat the enforcer's report of its step (it is sent before the step starts, but the
+ * loop may drain the ring buffer first), and a short step's cgroup can be gone by then: such
+ * records wait here, a while, for the report.
  */
-int proc_events_resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
-			const char **tool)
-{
-	char root[PATH_MAX], dir[PATH_MAX + 300], sub[PATH_MAX + 600];
-	struct dirent *s, *c;
-	DIR *ds, *dc;
-	struct stat st;
-	int found = 0;
+#define PROC_PENDING_MAX 4096
+#define PROC_PENDING_NS (2 * NSEC_PER_SEC)
 
-	if (registry_cgroup_get(d->registry, cgid, sandbox, step, tool))
-		return 1;
-	if (cgroup_v2_dir(CGROUP_ROOT_NAME, root, sizeof(root)) < 0 || !(ds = opendir(root)))
-		return 0;
-	while (!found && (s = readdir(ds))) {
-		if (s->d_type != DT_DIR || s->d_name[0] == '.' || !registry_find(d->registry, s->d_name))
-			continue;
-		snprintf(dir, sizeof(dir), "%s/%s", root, s->d_name);
-		if (stat(dir, &st) == 0 && (uint64_t)st.st_ino == cgid) {
-			registry_cgroup_put(d->registry, cgid, s->d_name, EVENT_STEP_NONE, NULL);
-			found = 1;
-			break;
-		}
-		if (!(dc = opendir(dir)))
-			continue;
-		while ((c = readdir(dc))) {
-			char *end;
-			long long n;
+struct proc_pending {
+	struct proc_trace_event e;
+	uint64_t since;
+};
 
-			if (c->d_type != DT_DIR || strncmp(c->d_name, "step-", 5) != 0)
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", dir, c->d_name);
-			n = strtoll(c->d_name + 5, &end, 10);
-			if (*end || stat(sub, &st) < 0 || (uint64_t)st.st_ino != cgid)
-				continue;
-			registry_cgroup_put(d->registry, cgid, s->d_name, n,
-					    registry_step_tool(d->registry, s->d_name, n));
-			found = 1;
-			break;
-		}
-		closedir(dc);
-	}
-	closedir(ds);
-	return found && registry_cgroup_get(d->registry, cgid, sandbox, step, tool);
-}
+/* The process records' last attribution, valid while gen is the registry's generation. */
+struct proc_attr_cache {
+	uint64_t cgid, gen;
+	int64_t step;
+	const char *tool;
+	struct store_sandbox *sb; /* NULL: empty */
+};
+
+struct proc_events {
+	struct collector_env env;
+	struct proc_tracer *tracer;
+	struct proc_attr_cache cache;
+	uint64_t read;	       /* records taken from the ring buffer */
+	uint64_t read_ns;      /* time spent taking them (and handing them to the writer) */
+	uint64_t stored;       /* process records stored */
+	uint64_t unattributed; /* records of a cgroup no sandbox owns (dropped, counted) */
+	uint64_t lost[PROC_TRACE_KINDS]; /* the kernel's reservation failures, as last seen */
+	int64_t lost_since;	      /* when the tracer started */
+	struct hashmap *loss_seen;    /* sandbox -> its loss as last reported */
+	struct proc_pending *pending; /* records whose step was not reported yet */
+	size_t n_pending;
+	int paused; /* the ring is not polled: the writer's queue is full */
+	/* Its counters: the fixed ones, then one loss counter per record kind. */
+	struct counter_def counters[5 + PROC_TRACE_KINDS];
+	char lost_names[PROC_TRACE_KINDS][32];
+};
 
 static json_t *argv_json(const struct proc_trace_event *e)
 {
@@ -167,12 +153,12 @@ static void fold_path(const char *path, char *out, size_t size)
  * dir, anywhere in the path once folded (an escaped process would go through /proc/PID/root/...),
  * or, for a relative path, their names without the leading slash. A symlink to them is not seen.
  */
-static int monitor_path(const struct daemon *d, const char *path)
+static int monitor_path(const struct proc_events *pe, const char *path)
 {
 	char store_dir[PATH_MAX], folded[PATH_MAX], *slash;
-	const char *dirs[2] = { d->cfg.runtime_dir, store_dir };
+	const char *dirs[2] = { pe->env.cfg->runtime_dir, store_dir };
 
-	strscpy(store_dir, sizeof(store_dir), d->cfg.db);
+	strscpy(store_dir, sizeof(store_dir), pe->env.cfg->db);
 	if ((slash = strrchr(store_dir, '/')) && slash != store_dir)
 		*slash = '\0';
 	fold_path(path, folded, sizeof(folded));
@@ -192,7 +178,7 @@ static int monitor_path(const struct daemon *d, const char *path)
  * and whether it is the monitor's; host.sysctl: the sysctl's name and the value written, refused
  * in the kernel; host.cgroup: the v2 cgroup made, removed or joined, and by which task.
  */
-static json_t *escape_fields(const struct daemon *d, const struct proc_trace_event *e)
+static json_t *escape_fields(const struct proc_events *pe, const struct proc_trace_event *e)
 {
 	size_t len = e->argv_len < PROC_TRACE_ARGV_MAX ? e->argv_len : PROC_TRACE_ARGV_MAX;
 	char path[PROC_TRACE_PATH_MAX + 1];
@@ -214,7 +200,7 @@ static json_t *escape_fields(const struct daemon *d, const struct proc_trace_eve
 		f = json_pack("{s:s, s:s%, s:b, s:b, s:I}", "op",
 			      e->flags & PROC_TRACE_F_SENDMSG ? "sendmsg" : "connect", "path", path,
 			      strlen(path), "abstract", abstract, "monitor_path",
-			      !abstract && monitor_path(d, path), "cgroup_id",
+			      !abstract && monitor_path(pe, path), "cgroup_id",
 			      (json_int_t)e->cgroup_id);
 		return f;
 	case PROC_TRACE_SYSCTL:
@@ -235,20 +221,7 @@ static json_t *escape_fields(const struct daemon *d, const struct proc_trace_eve
 	}
 }
 
-/*
- * A record can beat the enforcer's report of its step (it is sent before the step starts, but the
- * loop may drain the ring buffer first), and a short step's cgroup can be gone by then: such
- * records wait here, a while, for the report.
- */
-#define PROC_PENDING_MAX 4096
-#define PROC_PENDING_NS (2 * NSEC_PER_SEC)
-
-struct proc_pending {
-	struct proc_trace_event e;
-	uint64_t since;
-};
-
-static int emit(struct daemon *d, const struct proc_trace_event *e, int late);
+static int emit(struct proc_events *pe, const struct proc_trace_event *e, int late);
 
 /*
  * One record from the ring. While the writer's queue is full, the rest stay in the ring (its
@@ -257,52 +230,52 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late);
  */
 static int on_record(const struct proc_trace_event *e, void *data)
 {
-	struct daemon *d = data;
+	struct proc_events *pe = data;
 
 	/* writer_full takes the writer's lock: asked once per 256 records, not per record. */
-	if (emit(d, e, 0) > 0)
-		return (++d->proc_read & 255) == 0 && writer_full(d->writer);
-	d->proc_read++;
-	if (!d->proc_pending)
-		d->proc_pending = calloc(PROC_PENDING_MAX, sizeof(*d->proc_pending));
-	if (!d->proc_pending || d->n_proc_pending == PROC_PENDING_MAX) {
-		d->proc_unattributed++;
+	if (emit(pe, e, 0) > 0)
+		return (++pe->read & 255) == 0 && writer_full(pe->env.sink);
+	pe->read++;
+	if (!pe->pending)
+		pe->pending = calloc(PROC_PENDING_MAX, sizeof(*pe->pending));
+	if (!pe->pending || pe->n_pending == PROC_PENDING_MAX) {
+		pe->unattributed++;
 		return 0;
 	}
-	d->proc_pending[d->n_proc_pending].e = *e;
-	d->proc_pending[d->n_proc_pending].since = time_mono_ns();
-	d->n_proc_pending++;
+	pe->pending[pe->n_pending].e = *e;
+	pe->pending[pe->n_pending].since = time_mono_ns();
+	pe->n_pending++;
 	return 0;
 }
 
-static void retry_pending(struct daemon *d)
+static void retry_pending(struct proc_events *pe)
 {
 	uint64_t now = time_mono_ns();
 	size_t kept = 0;
 
-	for (size_t i = 0; i < d->n_proc_pending; i++) {
-		struct proc_pending *p = &d->proc_pending[i];
+	for (size_t i = 0; i < pe->n_pending; i++) {
+		struct proc_pending *p = &pe->pending[i];
 
-		if (emit(d, &p->e, now - p->since > PROC_PENDING_NS) > 0)
+		if (emit(pe, &p->e, now - p->since > PROC_PENDING_NS) > 0)
 			continue;
 		if (now - p->since > PROC_PENDING_NS) {
-			d->proc_unattributed++;
+			pe->unattributed++;
 			continue;
 		}
-		d->proc_pending[kept++] = *p;
+		pe->pending[kept++] = *p;
 	}
-	d->n_proc_pending = kept;
+	pe->n_pending = kept;
 }
 
 /*
  * Which sandbox, step and tool a record is: its own cgroup's if known; in an adopted cgroup (no
  * steps there) or once its step's report is overdue (late), the watched cgroup's it came through.
  */
-static int attribute(struct daemon *d, const struct proc_trace_event *e, int late,
+static int attribute(struct proc_events *pe, const struct proc_trace_event *e, int late,
 		     const char **sandbox, int64_t *step, const char **tool, struct store_sandbox **sb)
 {
-	struct proc_attr_cache *c = &d->proc_cache;
-	uint64_t gen = registry_generation(d->registry);
+	struct proc_attr_cache *c = &pe->cache;
+	uint64_t gen = registry_generation(pe->env.registry);
 
 	/* Records come in runs from one cgroup: the last answer holds until the registry changes. */
 	if (c->sb && c->cgid == e->cgroup_id && c->gen == gen) {
@@ -312,21 +285,21 @@ static int attribute(struct daemon *d, const struct proc_trace_event *e, int lat
 		*sb = c->sb;
 		return 1;
 	}
-	if (registry_cgroup_get(d->registry, e->cgroup_id, sandbox, step, tool) &&
-	    (*sb = registry_find(d->registry, *sandbox)))
+	if (registry_cgroup_get(pe->env.registry, e->cgroup_id, sandbox, step, tool) &&
+	    (*sb = registry_find(pe->env.registry, *sandbox)))
 		goto found;
-	if (registry_cgroup_get(d->registry, e->sandbox_cgid, sandbox, step, tool) &&
-	    (*sb = registry_find(d->registry, *sandbox))) {
+	if (registry_cgroup_get(pe->env.registry, e->sandbox_cgid, sandbox, step, tool) &&
+	    (*sb = registry_find(pe->env.registry, *sandbox))) {
 		if (registry_adopted(*sb))
 			goto found;
 		if (late) /* not cached: only this record gives up on its step */
 			return 1;
 	}
-	return proc_events_resolve(d, e->cgroup_id, sandbox, step, tool) &&
-	       (*sb = registry_find(d->registry, *sandbox));
+	return collector_resolve(pe->env.registry, e->cgroup_id, sandbox, step, tool) &&
+	       (*sb = registry_find(pe->env.registry, *sandbox));
 found:
 	c->cgid = e->cgroup_id;
-	c->gen = registry_generation(d->registry);
+	c->gen = registry_generation(pe->env.registry);
 	c->step = *step;
 	c->tool = *tool;
 	c->sb = *sb;
@@ -334,7 +307,7 @@ found:
 }
 
 /* Stores the record as an event of its sandbox and step; 1 if done, 0 if not attributable yet. */
-static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
+static int emit(struct proc_events *pe, const struct proc_trace_event *e, int late)
 {
 	static const char *const kinds[PROC_TRACE_KINDS] = {
 		"proc.exec",   "proc.fork", "proc.exit",   "net.socket",   "net.connect",
@@ -349,16 +322,16 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 
 	if (e->kind >= PROC_TRACE_KINDS)
 		return 1;
-	if (!attribute(d, e, late, &sandbox, &step, &tool, &sb))
+	if (!attribute(pe, e, late, &sandbox, &step, &tool, &sb))
 		return 0;
-	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
+	writer_event_init(&op, sb, time_boot_to_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
 			  kinds[e->kind]);
 	op.ev.pid = (int32_t)e->pid;
 	op.ev.ppid = (int32_t)e->ppid;
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
 	if (e->kind >= PROC_TRACE_UNIX) {
-		r = writer_submit_event(d->writer, &op, escape_fields(d, e));
+		r = writer_submit_event(pe->env.sink, &op, escape_fields(pe, e));
 	} else if (e->kind == PROC_TRACE_EXEC) {
 		/* Path and argv are the tool's bytes: jansson escapes them. */
 		json_t *f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
@@ -368,16 +341,16 @@ static int emit(struct daemon *d, const struct proc_trace_event *e, int late)
 		/* Outside its step's scope: SIGKILL in the kernel, before it ran. */
 		if (f && (e->flags & PROC_TRACE_F_KILLED))
 			json_object_set_new(f, "killed_in_kernel", json_true());
-		r = writer_submit_event(d->writer, &op, f);
+		r = writer_submit_event(pe->env.sink, &op, f);
 	} else {
 		int n = small_fields(e, small, sizeof(small));
 
 		r = n > 0 && (size_t)n < sizeof(small) ? event_take_fields(&op.ev, small, (size_t)n)
 						       : -EOVERFLOW;
-		r = r < 0 ? (writer_op_clear(&op), r) : writer_submit(d->writer, &op);
+		r = r < 0 ? (writer_op_clear(&op), r) : writer_submit(pe->env.sink, &op);
 	}
 	if (r == 0)
-		d->proc_events++;
+		pe->stored++;
 	return 1;
 }
 
@@ -392,7 +365,7 @@ struct proc_loss_seen {
 static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data)
 {
 	struct writer_op op;
-	struct daemon *d = data;
+	struct proc_events *pe = data;
 	struct proc_loss_seen *seen;
 	const char *sandbox, *tool;
 	struct store_sandbox *sb;
@@ -403,16 +376,16 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 
 	for (int k = 0; k < PROC_TRACE_KINDS; k++)
 		any |= lost[k];
-	if (!any || !registry_cgroup_get(d->registry, cgid, &sandbox,
+	if (!any || !registry_cgroup_get(pe->env.registry, cgid, &sandbox,
 								      &step, &tool) ||
-	    !(sb = registry_find(d->registry, sandbox)))
+	    !(sb = registry_find(pe->env.registry, sandbox)))
 		return;
-	if (!(seen = hashmap_get(d->proc_loss_seen, sandbox))) {
+	if (!(seen = hashmap_get(pe->loss_seen, sandbox))) {
 		if (!(seen = calloc(1, sizeof(*seen))))
 			return;
 		strscpy(seen->sandbox, sizeof(seen->sandbox), sandbox);
-		seen->since = d->proc_lost_since;
-		if (hashmap_put(d->proc_loss_seen, seen->sandbox, seen) < 0) {
+		seen->since = pe->lost_since;
+		if (hashmap_put(pe->loss_seen, seen->sandbox, seen) < 0) {
 			free(seen);
 			return;
 		}
@@ -425,82 +398,82 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	for (unsigned k = 0; f && k < PROC_TRACE_KINDS; k++)
 		json_object_set_new(f, proc_tracer_kind_name(k),
 				    json_integer((json_int_t)(lost[k] - seen->lost[k])));
-	writer_submit_event(d->writer, &op, f);
+	writer_submit_event(pe->env.sink, &op, f);
 	memcpy(seen->lost, lost, sizeof(seen->lost));
 	seen->since = now;
 }
 
-void proc_events_drain(struct daemon *d)
+void proc_events_drain(struct proc_events *pe)
 {
 	uint64_t lost[PROC_TRACE_KINDS];
 
-	_Static_assert(sizeof(d->proc_lost) >= sizeof(lost), "proc_lost holds every kind");
-	if (!d->proc_tracer)
+	_Static_assert(sizeof(pe->lost) >= sizeof(lost), "proc_lost holds every kind");
+	if (!pe)
 		return;
 	uint64_t t0 = time_mono_ns();
 
-	retry_pending(d);
-	if (!writer_full(d->writer))
-		proc_tracer_drain(d->proc_tracer, on_record, d);
-	d->proc_read_ns += time_mono_ns() - t0;
-	proc_events_backpressure(d);
+	retry_pending(pe);
+	if (!writer_full(pe->env.sink))
+		proc_tracer_drain(pe->tracer, on_record, pe);
+	pe->read_ns += time_mono_ns() - t0;
+	proc_events_backpressure(pe);
 	/*
 	 * Loss is an event too, of the sandbox it happened in: the timeline must show where it is
 	 * blind. The total is the cheap check; the per-sandbox counts are read only when it moved.
 	 */
-	proc_tracer_lost(d->proc_tracer, lost);
-	if (!memcmp(lost, d->proc_lost, sizeof(lost)))
+	proc_tracer_lost(pe->tracer, lost);
+	if (!memcmp(lost, pe->lost, sizeof(lost)))
 		return;
-	if (d->proc_loss_seen || hashmap_new(&d->proc_loss_seen) == 0)
-		proc_tracer_lost_each(d->proc_tracer, report_loss, d);
-	memcpy(d->proc_lost, lost, sizeof(lost));
+	if (pe->loss_seen || hashmap_new(&pe->loss_seen) == 0)
+		proc_tracer_lost_each(pe->tracer, report_loss, pe);
+	memcpy(pe->lost, lost, sizeof(lost));
 }
 
-int proc_events_watch(struct daemon *d, const struct store_sandbox *sb)
+int proc_events_watch(struct proc_events *pe, const struct store_sandbox *sb)
 {
 	char dir[PATH_MAX];
 	unsigned level = cgroup_level(sb->cgroup);
 	uint64_t cgid;
 	int r;
 
-	if (!d->proc_tracer)
+	if (!pe)
 		return 0;
 	if (!sb->cgroup[0])
 		return -EINVAL;
 	if ((r = cgroup_id(sb->cgroup, &cgid)) < 0 ||
 	    (r = cgroup_v2_dir(sb->cgroup, dir, sizeof(dir))) < 0)
 		return r;
-	if ((r = registry_watch_put(d->registry, sb->name, cgid, level)) < 0 ||
-	    (r = registry_cgroup_put(d->registry, cgid, sb->name, EVENT_STEP_NONE, NULL)) < 0)
+	if ((r = registry_watch_put(pe->env.registry, sb->name, cgid, level)) < 0 ||
+	    (r = registry_cgroup_put(pe->env.registry, cgid, sb->name, EVENT_STEP_NONE, NULL)) < 0)
 		return r;
-	return proc_tracer_watch(d->proc_tracer, cgid, level, dir, 1);
+	return proc_tracer_watch(pe->tracer, cgid, level, dir, 1);
 }
 
-void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb)
+void proc_events_unwatch(struct proc_events *pe, const struct store_sandbox *sb)
 {
 	unsigned level;
 	uint64_t cgid;
 
-	if (!d->proc_tracer)
+	if (!pe)
 		return;
 	/* What is in the ring, and the loss so far, still belong to the sandbox. */
-	proc_events_drain(d);
+	proc_events_drain(pe);
 	/* By the id it was watched under: its cgroup may be gone already. */
-	if (registry_watch_take(d->registry, sb->name, &cgid, &level))
-		proc_tracer_watch(d->proc_tracer, cgid, level, NULL, 0);
+	if (registry_watch_take(pe->env.registry, sb->name, &cgid, &level))
+		proc_tracer_watch(pe->tracer, cgid, level, NULL, 0);
 }
 
-void proc_events_backpressure(struct daemon *d)
+void proc_events_backpressure(struct proc_events *pe)
 {
 	int full;
 
-	if (!d->proc_tracer)
+	if (!pe)
 		return;
 	/* The ring's fd stays readable while records wait: stop polling it, or the loop spins. */
-	full = writer_full(d->writer);
-	if (full != d->proc_paused &&
-	    loop_modify(d->loop, proc_tracer_fd(d->proc_tracer), full ? 0 : EPOLLIN) == 0)
-		d->proc_paused = full;
+	full = writer_full(pe->env.sink);
+	if (full != pe->paused &&
+	    loop_modify(pe->env.loop, proc_tracer_fd(pe->tracer), full ? 0 : EPOLLIN) == 0)
+		pe->paused = full;
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
@@ -508,43 +481,96 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 	proc_events_drain(data);
 }
 
-int proc_events_start(struct daemon *d)
+static uint64_t pending_now(const void *state)
 {
+	return ((const struct proc_events *)state)->n_pending;
+}
+
+/* The tracer's stages: read from the ring, stored, waiting, dropped, lost in the kernel. */
+static int add_counters(struct proc_events *pe)
+{
+	static const struct counter_def fixed[] = {
+		{ "read", COUNTER_TOTAL, "records taken from the ring buffer",
+		  COUNTER_AT(struct proc_events, read) },
+		{ "read_ns", COUNTER_TOTAL, "time spent taking them and handing them on",
+		  COUNTER_AT(struct proc_events, read_ns) },
+		{ "stored", COUNTER_TOTAL, "process records queued for the store",
+		  COUNTER_AT(struct proc_events, stored) },
+		{ "pending", COUNTER_GAUGE, "records waiting for their step's report",
+		  .read = pending_now },
+		{ "unattributed", COUNTER_TOTAL, "records of a cgroup no sandbox owns (dropped)",
+		  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct proc_events, unattributed) },
+	};
+
+	memcpy(pe->counters, fixed, sizeof(fixed));
+	for (unsigned k = 0; k < PROC_TRACE_KINDS; k++) {
+		struct counter_def *c = &pe->counters[ARRAY_SIZE(fixed) + k];
+
+		snprintf(pe->lost_names[k], sizeof(pe->lost_names[k]), "lost_%s",
+			 proc_tracer_kind_name(k));
+		*c = (struct counter_def){ pe->lost_names[k], COUNTER_TOTAL,
+					   "records the kernel had no ring room for",
+					   COUNTER_FAMILY_LOST, "kernel_ring_buffer",
+					   .offset = offsetof(struct proc_events, lost[k]) };
+	}
+	return counters_add(pe->env.counters, "proc_trace", pe->counters, ARRAY_SIZE(pe->counters),
+			    pe);
+}
+
+int proc_events_new(const struct collector_env *env, struct proc_events **ret)
+{
+	struct proc_events *pe = calloc(1, sizeof(*pe));
 	struct store_sandbox *sb;
 	size_t pos = 0;
 	int r;
 
-	if ((r = proc_tracer_new(d->cfg.proc_ring_size, (struct proc_tracer **)&d->proc_tracer)) < 0)
+	if (!pe)
+		return -ENOMEM;
+	pe->env = *env;
+	if ((r = proc_tracer_new(env->cfg->proc_ring_size, &pe->tracer)) < 0 ||
+	    (r = loop_add(env->loop, proc_tracer_fd(pe->tracer), EPOLLIN, on_ready, pe)) < 0 ||
+	    (r = add_counters(pe)) < 0) {
+		if (pe->tracer)
+			loop_remove(env->loop, proc_tracer_fd(pe->tracer));
+		proc_tracer_free(pe->tracer);
+		free(pe);
 		return r;
-	d->proc_lost_since = time_now_ns();
-	if ((r = loop_add(d->loop, proc_tracer_fd(d->proc_tracer), EPOLLIN, on_ready, d)) < 0)
-		return r;
+	}
+	pe->lost_since = time_now_ns();
 	/* A restarted monitor re-adopts every sandbox still running, or frozen (it may be thawed). */
-	while ((sb = registry_next(d->registry, &pos)))
+	while ((sb = registry_next(env->registry, &pos)))
 		if (registry_live(sb))
-			proc_events_watch(d, sb);
+			proc_events_watch(pe, sb);
+	*ret = pe;
 	return 0;
 }
 
-void proc_events_stop(struct daemon *d)
+void proc_events_free(struct proc_events *pe)
 {
-	if (!d->proc_tracer)
+	if (!pe)
 		return;
-	proc_events_drain(d);
-	loop_remove(d->loop, proc_tracer_fd(d->proc_tracer));
-	proc_tracer_free(d->proc_tracer);
-	d->proc_tracer = NULL;
-	d->proc_unattributed += d->n_proc_pending;
-	free(d->proc_pending);
-	d->proc_pending = NULL;
-	if (d->proc_loss_seen) {
+	proc_events_drain(pe);
+	counters_remove(pe->env.counters, pe);
+	loop_remove(pe->env.loop, proc_tracer_fd(pe->tracer));
+	proc_tracer_free(pe->tracer);
+	free(pe->pending);
+	if (pe->loss_seen) {
 		struct proc_loss_seen *seen;
 		size_t pos = 0;
 
-		while ((seen = hashmap_next(d->proc_loss_seen, &pos)))
+		while ((seen = hashmap_next(pe->loss_seen, &pos)))
 			free(seen);
-		hashmap_free(d->proc_loss_seen);
-		d->proc_loss_seen = NULL;
+		hashmap_free(pe->loss_seen);
 	}
-	d->n_proc_pending = 0;
+	free(pe);
+}
+
+struct proc_tracer *proc_events_tracer(struct proc_events *pe)
+{
+	return pe->tracer;
+}
+
+unsigned proc_events_level_max(void)
+{
+	return PROC_TRACE_LEVEL_MAX;
 }

@@ -1,40 +1,62 @@
-/* The process tracer's records as events, each tied to its sandbox, step and tool. */
+/*
+ * The process collector: the eBPF process tracer's records (exec, fork, exit, sockets, escape
+ * indicators) as events, each tied to its sandbox, step and tool; its losses as monitor.loss
+ * events of the sandbox they happened in; and the in-kernel exec scope of confined steps.
+ */
 #ifndef FB_PROC_EVENTS_H
 #define FB_PROC_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-struct daemon;
+struct collector_env;
+struct proc_events;
 struct store_sandbox;
 
 /*
- * Which sandbox, step and tool the cgroup with id cgid is (the registry, else a look under
- * firebreak/); 1 and the fields, or 0 if no sandbox's.
+ * Loads the tracer, watches every live sandbox, drains into the loop and registers its counters
+ * ("proc_trace"); 0 and *ret, or -errno (logged by the tracer).
  */
-int proc_events_resolve(struct daemon *d, uint64_t cgid, const char **sandbox, int64_t *step,
-			const char **tool);
+int proc_events_new(const struct collector_env *env, struct proc_events **ret);
 
-/* Boot-time ns (the kernel's timestamps) to wall-clock ns. */
-int64_t proc_events_wall_ns(uint64_t boot_ns);
+/* Drains what is left, detaches and frees; accepts NULL. */
+void proc_events_free(struct proc_events *pe);
 
-/* Loads the tracer, watches every running sandbox, and drains into the loop; 0 or -errno. */
-int proc_events_start(struct daemon *d);
+/* How deep a watched cgroup may sit (its level below the v2 root). */
+unsigned proc_events_level_max(void);
 
-/* Watches sandbox sb from now on (its cgroup must exist); 0 or -errno. */
-int proc_events_watch(struct daemon *d, const struct store_sandbox *sb);
+/* Watches sandbox sb from now on (its cgroup must exist); 0 (also with no tracer) or -errno. */
+int proc_events_watch(struct proc_events *pe, const struct store_sandbox *sb);
 
 /* Stops watching sandbox sb (destroyed): drains first, so nothing of it is left unreported. */
-void proc_events_unwatch(struct daemon *d, const struct store_sandbox *sb);
+void proc_events_unwatch(struct proc_events *pe, const struct store_sandbox *sb);
 
-/* Drains what is waiting (the loop's timer and the ring buffer's fd call it). */
-void proc_events_drain(struct daemon *d);
-
-void proc_events_stop(struct daemon *d);
+/* Drains what is waiting (the loop's timer and the ring buffer's fd call it); accepts NULL. */
+void proc_events_drain(struct proc_events *pe);
 
 /*
  * Stops polling the ring buffer while the writer's queue is full, and polls it again once it is
- * not (called after each drain and when the writer completes a batch).
+ * not (called after each drain and when the writer completes a batch). Accepts NULL.
  */
-void proc_events_backpressure(struct daemon *d);
+void proc_events_backpressure(struct proc_events *pe);
+
+/* One step's exec scope in the kernel (proc-scope.c). */
+struct proc_scope;
+
+/*
+ * Confines the step whose cgroup has id cgid to the files it may execute: program (may be NULL),
+ * programs[] and the files matching globs[] (symlinks followed, each file once). Any other exec
+ * there is killed in the kernel before the new image runs. 0 and *ret (with *ret_files, how
+ * many files), or -errno (nothing left in the kernel).
+ */
+int proc_scope_confine(struct proc_events *pe, uint64_t cgid, const char *program,
+		       char *const *programs, size_t n_programs, char *const *globs,
+		       size_t n_globs, struct proc_scope **ret, size_t *ret_files);
+
+/* Lifts the confinement and frees it; accepts NULL. */
+void proc_scope_lift(struct proc_events *pe, struct proc_scope *s);
+
+/* Frees s without touching the kernel (the tracer is going anyway); accepts NULL. */
+void proc_scope_free(struct proc_scope *s);
 
 #endif

@@ -8,16 +8,30 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "monitor/daemon.h"
+#include "collectors/collector.h"
+#include "counters.h"
+#include "log.h"
+#include "loop.h"
+#include "store/registry.h"
+#include "store/writer.h"
 #include "macro.h"
 #include "seccomp-audit.h"
+
+struct seccomp_events {
+	struct collector_env env;
+	int fd;		       /* the audit read-log socket */
+	uint64_t stored;       /* refusals queued for the store */
+	uint64_t unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
+	uint64_t unparsed;     /* audit messages that did not parse */
+	uint64_t overruns;     /* audit socket overflows: the kernel dropped records */
+};
 
 /*
  * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N",
  * or an adopted cgroup or one below it, in /proc/PID/cgroup; audit's pid is the host's). The process is still there when its record
  * arrives unless the action killed it; then it cannot be attributed, and is counted.
  */
-static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_t *step)
+static int attribute(struct seccomp_events *se, int32_t pid, const char **sandbox, int64_t *step)
 {
 	static const char prefix[] = CGROUP_ROOT_NAME "/";
 	char rel[512], *name, *rest;
@@ -27,7 +41,7 @@ static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_
 		return 0;
 	/* Outside firebreak/: an adopted cgroup's, with no steps, or no sandbox's. */
 	if (strncmp(rel, prefix, sizeof(prefix) - 1) != 0) {
-		if (!(sb = registry_adopted_holding(d->registry, rel)))
+		if (!(sb = registry_adopted_holding(se->env.registry, rel)))
 			return 0;
 		*sandbox = sb->name;
 		*step = EVENT_STEP_NONE;
@@ -37,7 +51,7 @@ static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_
 	rest = strchr(name, '/');
 	if (rest)
 		*rest++ = '\0';
-	if (!(sb = registry_find(d->registry, name)))
+	if (!(sb = registry_find(se->env.registry, name)))
 		return 0;
 	*sandbox = sb->name;
 	*step = EVENT_STEP_NONE;
@@ -49,19 +63,19 @@ static int attribute(struct daemon *d, int32_t pid, const char **sandbox, int64_
 static void on_denial(const struct seccomp_denial *s, void *data)
 {
 	struct writer_op op;
-	struct daemon *d = data;
+	struct seccomp_events *se = data;
 	struct store_sandbox *sb;
 	const char *sandbox, *tool;
 	char *name;
 	int64_t step;
 	json_t *f;
 
-	if (!attribute(d, s->pid, &sandbox, &step) || !(sb = registry_find(d->registry, sandbox))) {
+	if (!attribute(se, s->pid, &sandbox, &step) || !(sb = registry_find(se->env.registry, sandbox))) {
 		/* A host process's own filter, or a sandbox process already gone. */
-		d->seccomp_unattributed++;
+		se->unattributed++;
 		return;
 	}
-	tool = step != EVENT_STEP_NONE ? registry_step_tool(d->registry, sandbox, step) : NULL;
+	tool = step != EVENT_STEP_NONE ? registry_step_tool(se->env.registry, sandbox, step) : NULL;
 	writer_event_init(&op, sb, s->ts, step, tool, EVENT_SOURCE_AUDIT, "seccomp.denied");
 	op.ev.pid = s->pid;
 	op.ev.uid = s->uid;
@@ -77,41 +91,63 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 		      "action", seccomp_action_name(s->code), "exe", s->exe, "serial",
 		      (json_int_t)s->serial);
 	free(name);
-	if (writer_submit_event(d->writer, &op, f) == 0)
-		d->seccomp_events++;
+	if (writer_submit_event(se->env.sink, &op, f) == 0)
+		se->stored++;
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 {
-	struct daemon *d = data;
+	struct seccomp_events *se = data;
 	struct seccomp_audit_counters c = { 0 };
-	int r = seccomp_audit_read(fd, on_denial, d, &c);
+	int r = seccomp_audit_read(fd, on_denial, se, &c);
 
-	d->seccomp_unparsed += c.unparsed;
-	d->seccomp_overruns += c.overruns;
+	se->unparsed += c.unparsed;
+	se->overruns += c.overruns;
 	if (r < 0)
 		log_warn_errno(r, "audit socket");
 }
 
-int seccomp_events_start(struct daemon *d)
-{
-	int fd = seccomp_audit_open(), r;
+static const struct counter_def counters[] = {
+	{ "stored", COUNTER_TOTAL, "seccomp refusals queued for the store",
+	  COUNTER_AT(struct seccomp_events, stored) },
+	{ "unattributed", COUNTER_TOTAL, "refusals of no sandbox's process",
+	  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct seccomp_events, unattributed) },
+	{ "unparsed", COUNTER_TOTAL, "audit messages that did not parse", COUNTER_FAMILY_LOST,
+	  "unparsed", COUNTER_AT(struct seccomp_events, unparsed) },
+	{ "overruns", COUNTER_TOTAL, "records the kernel dropped: the audit socket overflowed",
+	  COUNTER_FAMILY_LOST, "audit_overrun", COUNTER_AT(struct seccomp_events, overruns) },
+};
 
-	if (fd < 0)
-		return fd;
-	if ((r = loop_add(d->loop, fd, EPOLLIN, on_ready, d)) < 0) {
-		close(fd);
+int seccomp_events_new(const struct collector_env *env, struct seccomp_events **ret)
+{
+	struct seccomp_events *se = calloc(1, sizeof(*se));
+	int r;
+
+	if (!se)
+		return -ENOMEM;
+	se->env = *env;
+	if ((se->fd = seccomp_audit_open()) < 0) {
+		r = se->fd;
+		free(se);
 		return r;
 	}
-	d->audit_fd = fd;
+	if ((r = loop_add(env->loop, se->fd, EPOLLIN, on_ready, se)) < 0 ||
+	    (r = counters_add(env->counters, "seccomp", counters, ARRAY_SIZE(counters), se)) < 0) {
+		loop_remove(env->loop, se->fd);
+		close(se->fd);
+		free(se);
+		return r;
+	}
+	*ret = se;
 	return 0;
 }
 
-void seccomp_events_stop(struct daemon *d)
+void seccomp_events_free(struct seccomp_events *se)
 {
-	if (d->audit_fd < 0)
+	if (!se)
 		return;
-	loop_remove(d->loop, d->audit_fd);
-	close(d->audit_fd);
-	d->audit_fd = -1;
+	counters_remove(se->env.counters, se);
+	loop_remove(se->env.loop, se->fd);
+	close(se->fd);
+	free(se);
 }

@@ -5,9 +5,13 @@
 #include <string.h>
 
 #include "cgroup.h"
-#include "monitor/daemon.h"
+#include "collectors/collector.h"
+#include "counters.h"
+#include "log.h"
+#include "loop.h"
+#include "store/registry.h"
+#include "store/writer.h"
 #include "macro.h"
-#include "collectors/proc/proc-events.h"
 #include "syscall-tracer.h"
 #include "timeutil.h"
 
@@ -19,7 +23,14 @@ struct syscall_recorder {
 	int adopted; /* a cgroup `firebreak watch` adopted: no steps to look up */
 };
 
-static struct syscall_recorder *find(struct daemon *d, const char *sandbox)
+struct syscall_events {
+	struct collector_env env;
+	struct syscall_recorder *recorders; /* the flight recorders switched on */
+	size_t n_recorders;
+	uint64_t stored, unattributed, lost;
+};
+
+static struct syscall_recorder *find(struct syscall_events *d, const char *sandbox)
 {
 	for (size_t i = 0; i < d->n_recorders; i++)
 		if (strcmp(d->recorders[i].sandbox, sandbox) == 0)
@@ -28,7 +39,7 @@ static struct syscall_recorder *find(struct daemon *d, const char *sandbox)
 }
 
 struct drain_ctx {
-	struct daemon *d;
+	struct syscall_events *d;
 	const char *sandbox; /* the recorder's: its filter lets no other sandbox's task through */
 	int adopted;
 };
@@ -37,7 +48,7 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 {
 	struct writer_op op;
 	struct drain_ctx *c = data;
-	struct daemon *d = c->d;
+	struct syscall_events *d = c->d;
 	const char *sandbox, *tool = NULL;
 	struct store_sandbox *sb;
 	json_t *f, *args;
@@ -46,17 +57,17 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 
 	/* The step, where the registry knows it (a record can beat its step's report); an
 	 * adopted cgroup has no steps. */
-	if (c->adopted || !proc_events_resolve(d, e->cgroup_id, &sandbox, &step, &tool) ||
+	if (c->adopted || !collector_resolve(d->env.registry, e->cgroup_id, &sandbox, &step, &tool) ||
 	    strcmp(sandbox, c->sandbox) != 0) {
 		sandbox = c->sandbox;
 		step = EVENT_STEP_NONE;
 		tool = NULL;
 	}
-	if (!(sb = registry_find(d->registry, sandbox))) {
-		d->syscall_unattributed++;
+	if (!(sb = registry_find(d->env.registry, sandbox))) {
+		d->unattributed++;
 		return;
 	}
-	writer_event_init(&op, sb, proc_events_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
+	writer_event_init(&op, sb, time_boot_to_wall_ns(e->ts), step, tool, EVENT_SOURCE_EBPF,
 			  "sys.enter");
 	op.ev.pid = (int32_t)e->pid;
 	op.ev.uid = e->uid;
@@ -68,16 +79,16 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 	f = json_pack("{s:I, s:s?, s:o, s:i}", "nr", (json_int_t)e->nr, "name", name, "args", args,
 		      "tid", (int)e->tid);
 	free(name);
-	if (writer_submit_event(d->writer, &op, f) == 0)
-		d->syscall_events++;
+	if (writer_submit_event(d->env.sink, &op, f) == 0)
+		d->stored++;
 }
 
 /* Stores the recorder's new losses as a monitor.loss event of its sandbox. */
-static void report_loss(struct daemon *d, struct syscall_recorder *r)
+static void report_loss(struct syscall_events *d, struct syscall_recorder *r)
 {
 	struct writer_op op;
 	uint64_t lost = syscall_tracer_lost(r->tracer);
-	struct store_sandbox *sb = registry_find(d->registry, r->sandbox);
+	struct store_sandbox *sb = registry_find(d->env.registry, r->sandbox);
 	int64_t now = time_now_ns();
 	json_t *f;
 
@@ -87,15 +98,15 @@ static void report_loss(struct daemon *d, struct syscall_recorder *r)
 	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "syscall recorder ring buffer", "syscalls",
 		      (json_int_t)(lost - r->lost_seen), "since", (json_int_t)r->since, "until",
 		      (json_int_t)now);
-	writer_submit_event(d->writer, &op, f);
-	d->syscall_lost += lost - r->lost_seen;
+	writer_submit_event(d->env.sink, &op, f);
+	d->lost += lost - r->lost_seen;
 	r->lost_seen = lost;
 	r->since = now;
 }
 
-void syscall_events_drain(struct daemon *d)
+void syscall_events_drain(struct syscall_events *d)
 {
-	for (size_t i = 0; i < d->n_recorders; i++) {
+	for (size_t i = 0; d && i < d->n_recorders; i++) {
 		struct drain_ctx c = { d, d->recorders[i].sandbox, d->recorders[i].adopted };
 
 		syscall_tracer_drain(d->recorders[i].tracer, on_record, &c);
@@ -108,19 +119,19 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 	syscall_events_drain(data);
 }
 
-static void stop_one(struct daemon *d, struct syscall_recorder *r)
+static void stop_one(struct syscall_events *d, struct syscall_recorder *r)
 {
 	struct drain_ctx c = { d, r->sandbox, r->adopted };
 
 	syscall_tracer_drain(r->tracer, on_record, &c);
 	report_loss(d, r);
-	loop_remove(d->loop, syscall_tracer_fd(r->tracer));
+	loop_remove(d->env.loop, syscall_tracer_fd(r->tracer));
 	syscall_tracer_free(r->tracer);
 	log_info("syscall recorder off for sandbox %s", r->sandbox);
 	*r = d->recorders[--d->n_recorders];
 }
 
-int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
+int syscall_events_set(struct syscall_events *d, const struct store_sandbox *sb, int on)
 {
 	struct syscall_recorder *r = find(d, sb->name), *n;
 	uint64_t cgid;
@@ -147,7 +158,7 @@ int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
 	r->adopted = registry_adopted(sb);
 	if ((rc = syscall_tracer_new(cgid, cgroup_level(sb->cgroup), &r->tracer)) < 0)
 		return rc;
-	if ((rc = loop_add(d->loop, syscall_tracer_fd(r->tracer), EPOLLIN, on_ready, d)) < 0) {
+	if ((rc = loop_add(d->env.loop, syscall_tracer_fd(r->tracer), EPOLLIN, on_ready, d)) < 0) {
 		syscall_tracer_free(r->tracer);
 		return rc;
 	}
@@ -159,10 +170,46 @@ int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on)
 	return 0;
 }
 
-void syscall_events_stop(struct daemon *d)
+static uint64_t recorders_on(const void *state)
 {
+	return ((const struct syscall_events *)state)->n_recorders;
+}
+
+static const struct counter_def counters[] = {
+	{ "sandboxes", COUNTER_GAUGE, "sandboxes whose syscalls are recorded now",
+	  .read = recorders_on },
+	{ "stored", COUNTER_TOTAL, "syscall records queued for the store",
+	  COUNTER_AT(struct syscall_events, stored) },
+	{ "unattributed", COUNTER_TOTAL, "records of a sandbox forgotten since", COUNTER_FAMILY_LOST,
+	  "unattributed", COUNTER_AT(struct syscall_events, unattributed) },
+	{ "lost", COUNTER_TOTAL, "records the kernel had no ring room for", COUNTER_FAMILY_LOST,
+	  "syscall_recorder", COUNTER_AT(struct syscall_events, lost) },
+};
+
+int syscall_events_new(const struct collector_env *env, struct syscall_events **ret)
+{
+	struct syscall_events *d = calloc(1, sizeof(*d));
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	d->env = *env;
+	if ((r = counters_add(env->counters, "syscall_recorder", counters, ARRAY_SIZE(counters),
+			      d)) < 0) {
+		free(d);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
+void syscall_events_free(struct syscall_events *d)
+{
+	if (!d)
+		return;
 	while (d->n_recorders)
 		stop_one(d, &d->recorders[0]);
+	counters_remove(d->env.counters, d);
 	free(d->recorders);
-	d->recorders = NULL;
+	free(d);
 }

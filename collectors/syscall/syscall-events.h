@@ -6,16 +6,20 @@
 #ifndef FB_SYSCALL_EVENTS_H
 #define FB_SYSCALL_EVENTS_H
 
-struct daemon;
+struct collector_env;
 struct store_sandbox;
+struct syscall_events;
+
+/* No recorder on yet; registers its counters ("syscall_recorder"). 0 and *ret, or -ENOMEM. */
+int syscall_events_new(const struct collector_env *env, struct syscall_events **ret);
 
 /* Starts (on) or stops recording sandbox sb's syscalls; 0 or -errno. */
-int syscall_events_set(struct daemon *d, const struct store_sandbox *sb, int on);
+int syscall_events_set(struct syscall_events *se, const struct store_sandbox *sb, int on);
 
-/* Drains every recorder (the loop's timer and the recorders' fds call it). */
-void syscall_events_drain(struct daemon *d);
+/* Drains every recorder (the loop's timer and the recorders' fds call it); accepts NULL. */
+void syscall_events_drain(struct syscall_events *se);
 
-/* Stops every recorder. */
-void syscall_events_stop(struct daemon *d);
+/* Stops every recorder and frees; accepts NULL. */
+void syscall_events_free(struct syscall_events *se);
 
 #endif

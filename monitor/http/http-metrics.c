@@ -52,6 +52,41 @@ static void pairs(struct strbuf *t, const char *name, json_t *arr, const char *a
 	}
 }
 
+/*
+ * The counter registry's families (lib/counters.h): [{name, type, help, label_key, scale,
+ * series: [{label, value}]}], each series one sample.
+ */
+static void registry_families(struct strbuf *t, json_t *families)
+{
+	char buf[256];
+	size_t i, j;
+	json_t *f, *e;
+
+	json_array_foreach(families, i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		const char *key = json_string_value(json_object_get(f, "label_key"));
+		double scale = json_number_value(json_object_get(f, "scale"));
+
+		if (!name)
+			continue;
+		family(t, name, json_string_value(json_object_get(f, "type")),
+		       json_string_value(json_object_get(f, "help")));
+		json_array_foreach(json_object_get(f, "series"), j, e) {
+			long long v = (long long)json_integer_value(json_object_get(e, "value"));
+
+			strbuf_printf(t, "%s", name);
+			if (key)
+				strbuf_printf(t, "{%s=\"%s\"}", key,
+					      label(json_string_value(json_object_get(e, "label")),
+						    buf, sizeof(buf)));
+			if (scale == 1)
+				strbuf_printf(t, " %lld\n", v);
+			else
+				strbuf_printf(t, " %.3f\n", (double)v * scale);
+		}
+	}
+}
+
 static void core_metrics(struct strbuf *t, json_t *m)
 {
 	json_t *lat = json_object_get(m, "latency"), *v, *e;
@@ -63,11 +98,6 @@ static void core_metrics(struct strbuf *t, json_t *m)
 	family(t, "firebreak_events_total", "counter",
 	       "Events on their way to the store, by source and kind.");
 	pairs(t, "firebreak_events_total", json_object_get(m, "events"), "source", "kind");
-	family(t, "firebreak_events_lost_total", "counter",
-	       "Events lost, by the stage where they were lost.");
-	json_object_foreach(json_object_get(m, "lost"), key, v)
-		strbuf_printf(t, "firebreak_events_lost_total{stage=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
-		    (long long)json_integer_value(v));
 	family(t, "firebreak_verdicts_total", "counter", "Detector verdicts, by rule and severity.");
 	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
 	family(t, "firebreak_actions_total", "counter",
@@ -117,41 +147,7 @@ static void core_metrics(struct strbuf *t, json_t *m)
 				    (double)x * per[k].scale);
 		}
 	}
-	family(t, "firebreak_http_child_restarts_total", "counter",
-	       "Times the HTTP API's child was started again after it died.");
-	strbuf_printf(t, "firebreak_http_child_restarts_total %lld\n",
-	    (long long)json_integer_value(json_object_get(m, "http_child_restarts")));
-	family(t, "firebreak_http_channel_refused_total", "counter",
-	       "Requests of the HTTP child that the core's dispatch table refused.");
-	strbuf_printf(t, "firebreak_http_channel_refused_total %lld\n",
-	    (long long)json_integer_value(json_object_get(m, "http_channel_refused")));
-	/* The exporters, those configured. */
-	static const struct {
-		const char *name, *help, *otlp_key, *loki_key;
-	} exp[] = {
-		{ "firebreak_exporter_errors_total", "Pushes an exporter could not deliver (retried).",
-		  "errors", "errors" },
-		{ "firebreak_exporter_pushes_total", "Pushes an exporter delivered.", "pushes",
-		  "pushes" },
-		{ "firebreak_exporter_items_total", "Spans (OTLP) and lines (Loki) delivered.",
-		  "spans", "lines" },
-	};
-	json_t *ex = json_object_get(m, "exporters");
-	for (size_t k = 0; k < ARRAY_SIZE(exp); k++) {
-		family(t, exp[k].name, "counter", exp[k].help);
-		for (int which = 0; which < 2; which++) {
-			json_t *o = json_object_get(ex, which ? "loki" : "otlp");
-
-			if (json_is_true(json_object_get(o, "on")))
-				strbuf_printf(t, "%s{exporter=\"%s\"} %lld\n", exp[k].name,
-				    which ? "loki" : "otlp",
-				    (long long)json_integer_value(json_object_get(
-					    o, which ? exp[k].loki_key : exp[k].otlp_key)));
-		}
-	}
-	family(t, "firebreak_start_time_seconds", "gauge", "When firebreakd started.");
-	strbuf_printf(t, "firebreak_start_time_seconds %.3f\n",
-	    (double)json_integer_value(json_object_get(m, "started_ns")) / 1e9);
+	registry_families(t, json_object_get(m, "counters"));
 }
 
 char *http_metrics_text(struct http_child *hc, unsigned *ret_status)

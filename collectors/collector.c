@@ -1,0 +1,72 @@
+/* What the collectors share (collector.h). */
+#include "collector.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cgroup.h"
+#include "event.h"
+#include "store/registry.h"
+
+/* The step cgroup of sandbox sb_dir (a directory under firebreak/) whose id is cgid, if any. */
+static int find_step(struct registry *r, const char *sandbox, const char *dir, uint64_t cgid)
+{
+	char sub[PATH_MAX + 600];
+	struct dirent *c;
+	struct stat st;
+	DIR *dc = opendir(dir);
+	int found = 0;
+
+	if (!dc)
+		return 0;
+	while (!found && (c = readdir(dc))) {
+		char *end;
+		long long n;
+
+		if (c->d_type != DT_DIR || strncmp(c->d_name, "step-", 5) != 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, c->d_name);
+		n = strtoll(c->d_name + 5, &end, 10);
+		if (*end || stat(sub, &st) < 0 || (uint64_t)st.st_ino != cgid)
+			continue;
+		registry_cgroup_put(r, cgid, sandbox, n, registry_step_tool(r, sandbox, n));
+		found = 1;
+	}
+	closedir(dc);
+	return found;
+}
+
+/*
+ * The registry knows the steps the enforcer reported; a record can arrive before that report,
+ * so a miss looks the id up under firebreak/ and remembers what it found.
+ */
+int collector_resolve(struct registry *r, uint64_t cgid, const char **ret_sandbox,
+		      int64_t *ret_step, const char **ret_tool)
+{
+	char root[PATH_MAX], dir[PATH_MAX + 300];
+	struct dirent *s;
+	struct stat st;
+	DIR *ds;
+	int found = 0;
+
+	if (registry_cgroup_get(r, cgid, ret_sandbox, ret_step, ret_tool))
+		return 1;
+	if (cgroup_v2_dir(CGROUP_ROOT_NAME, root, sizeof(root)) < 0 || !(ds = opendir(root)))
+		return 0;
+	while (!found && (s = readdir(ds))) {
+		if (s->d_type != DT_DIR || s->d_name[0] == '.' || !registry_find(r, s->d_name))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", root, s->d_name);
+		if (stat(dir, &st) == 0 && (uint64_t)st.st_ino == cgid) {
+			registry_cgroup_put(r, cgid, s->d_name, EVENT_STEP_NONE, NULL);
+			found = 1;
+		} else {
+			found = find_step(r, s->d_name, dir, cgid);
+		}
+	}
+	closedir(ds);
+	return found && registry_cgroup_get(r, cgid, ret_sandbox, ret_step, ret_tool);
+}

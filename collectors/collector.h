@@ -1,0 +1,34 @@
+/*
+ * What every collector is given, and the one thing they all need to know: which sandbox, step and
+ * tool a cgroup is. A collector registers its sources with the loop, emits its events to the sink
+ * (the store's writer, watched by the detector stage) and its counters to the registry; it
+ * includes nothing of the daemon's wiring (docs/architecture.md).
+ */
+#ifndef FB_COLLECTOR_H
+#define FB_COLLECTOR_H
+
+#include <stdint.h>
+
+struct config;
+struct counters;
+struct loop;
+struct registry;
+struct writer;
+
+struct collector_env {
+	struct loop *loop;
+	struct writer *sink;	   /* every event goes here (store/writer.h) */
+	struct registry *registry; /* the sandboxes and their steps' cgroups */
+	const struct config *cfg;
+	struct counters *counters; /* each collector's counters are registered here */
+};
+
+/*
+ * Which sandbox, step and tool the cgroup with id cgid is: the registry's answer, else a look
+ * under firebreak/ (a cgroup's id is its directory's inode), remembered in the registry. 1 and
+ * the fields (owned by the registry), or 0 if it is no sandbox's.
+ */
+int collector_resolve(struct registry *r, uint64_t cgid, const char **ret_sandbox,
+		      int64_t *ret_step, const char **ret_tool);
+
+#endif
