@@ -46,7 +46,7 @@ static int gate_link(struct daemon *d, const struct store_sandbox *sb, char *buf
 	json_t *doc;
 	json_int_t k;
 
-	if (config_sandbox_path(&d->cfg, sb->name, "state.json", path, sizeof(path)) < 0)
+	if (config_sandbox_path(d->cfg, sb->name, "state.json", path, sizeof(path)) < 0)
 		return -ENOENT;
 	doc = json_load_file(path, 0, NULL);
 	k = json_integer_value(json_object_get(doc, "link"));

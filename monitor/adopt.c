@@ -222,7 +222,7 @@ static int scan_one(const char *name, void *data)
 		return 0;
 	if (sb && registry_adopted(sb)) /* an adopted name cannot also be ours */
 		return 0;
-	if (config_sandbox_path(&d->cfg, name, "state.json", state, sizeof(state)) < 0 ||
+	if (config_sandbox_path(d->cfg, name, "state.json", state, sizeof(state)) < 0 ||
 	    access(state, F_OK) < 0)
 		return 0;
 	/* Created --unwatched on purpose (to test the enforcer alone): not ours to record. */
@@ -279,6 +279,12 @@ struct resumed_step {
 	char program[256];
 };
 
+/* The steps found running at start-up, until the tracer confines them again. */
+struct resumed_steps {
+	struct resumed_step *v;
+	size_t n;
+};
+
 struct load_ctx {
 	struct daemon *d;
 	const struct store_sandbox *sb;
@@ -300,10 +306,10 @@ static int load_step(int64_t step, const char *tool, const char *fields, void *d
 		return 0;
 	}
 	registry_step_start(d->registry, x->sb->name, step, tool, cgid);
-	v = realloc(d->resumed_steps, (d->n_resumed_steps + 1) * sizeof(*v));
+	v = realloc(d->resumed->v, (d->resumed->n + 1) * sizeof(*v));
 	if (v) {
-		d->resumed_steps = v;
-		v = &v[d->n_resumed_steps++];
+		d->resumed->v = v;
+		v = &v[d->resumed->n++];
 		memset(v, 0, sizeof(*v));
 		strscpy(v->sandbox, sizeof(v->sandbox), x->sb->name);
 		v->step = step;
@@ -322,6 +328,8 @@ int adopt_load_steps(struct daemon *d, struct store *s)
 	size_t pos = 0;
 	int r;
 
+	if (!d->resumed && !(d->resumed = calloc(1, sizeof(*d->resumed))))
+		return -ENOMEM;
 	while ((sb = registry_next(d->registry, &pos))) {
 		struct load_ctx x = { d, sb };
 
@@ -330,17 +338,17 @@ int adopt_load_steps(struct daemon *d, struct store *s)
 		if ((r = store_open_steps(s, sb->id, load_step, &x)) < 0)
 			return r;
 	}
-	if (d->n_resumed_steps)
+	if (d->resumed->n)
 		log_info("%zu steps found still running; their tools are known again",
-			 d->n_resumed_steps);
+			 d->resumed->n);
 	return 0;
 }
 
 void adopt_resume_steps(struct daemon *d)
 {
-	struct resumed_step *v = d->resumed_steps;
+	struct resumed_step *v = d->resumed ? d->resumed->v : NULL;
 
-	for (size_t i = 0; i < d->n_resumed_steps; i++) {
+	for (size_t i = 0; v && i < d->resumed->n; i++) {
 		struct store_sandbox *sb = registry_find(d->registry, v[i].sandbox);
 		size_t files = 0;
 		int r;
@@ -356,7 +364,13 @@ void adopt_resume_steps(struct daemon *d)
 			log_warn_errno(r, "sandbox %s step %lld: its exec scope could not be restored",
 				       sb->name, (long long)v[i].step);
 	}
-	free(d->resumed_steps);
-	d->resumed_steps = NULL;
-	d->n_resumed_steps = 0;
+	adopt_forget_steps(d);
+}
+
+void adopt_forget_steps(struct daemon *d)
+{
+	if (d->resumed)
+		free(d->resumed->v);
+	free(d->resumed);
+	d->resumed = NULL;
 }

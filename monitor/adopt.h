@@ -43,4 +43,7 @@ int adopt_load_steps(struct daemon *d, struct store *s);
  * declares children (a restart must not lift the in-kernel exec rule). */
 void adopt_resume_steps(struct daemon *d);
 
+/* Forgets the steps loaded above without confining them (the tracer never started). */
+void adopt_forget_steps(struct daemon *d);
+
 #endif

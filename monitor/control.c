@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cgroup.h"
+#include "counters.h"
 #include "actions.h"
 #include "adopt.h"
 #include "exec-scope.h"
@@ -16,6 +17,34 @@
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
 #include "verdicts.h"
+
+/* The control protocol's own: what it refused, and the limit on logging it. */
+struct control_state {
+	uint64_t refused;
+	struct log_ratelimit rl;
+};
+
+static const struct counter_def counters[] = {
+	{ "control_refused", COUNTER_TOTAL, "control requests refused",
+	  COUNTER_AT(struct control_state, refused) },
+};
+
+int control_init(struct daemon *d)
+{
+	if (!(d->control_state = calloc(1, sizeof(*d->control_state))))
+		return -ENOMEM;
+	d->control_state->rl.interval_ns = 10ULL * NSEC_PER_SEC;
+	d->control_state->rl.burst = 20;
+	return counters_add(d->counters, "", counters, ARRAY_SIZE(counters), d->control_state);
+}
+
+void control_free(struct daemon *d)
+{
+	if (d->control_state)
+		counters_remove(d->counters, d->control_state);
+	free(d->control_state);
+	d->control_state = NULL;
+}
 
 void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 {
@@ -31,8 +60,8 @@ void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 {
 	_cleanup_free_ char *reply = daemon_error_reply(lineno, "request", msg);
 
-	d->control_refused++;
-	if (log_ratelimit_ok(&d->bad_input_rl))
+	d->control_state->refused++;
+	if (log_ratelimit_ok(&d->control_state->rl))
 		log_warn("control: request %llu refused: %s", (unsigned long long)lineno, msg);
 	if (!reply || lineserver_reply(ls, token, reply) < 0)
 		log_error("control: could not queue a refusal");
@@ -43,7 +72,7 @@ static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 {
 	control_reply_json(ls, token,
 		   json_pack("{s:b, s:i, s:I, s:i}", "ok", 1, "pid", (int)getpid(), "started_ts",
-			     (json_int_t)d->started_ns, "schema", store_latest_version()));
+			     (json_int_t)d->self->started_ns, "schema", store_latest_version()));
 }
 
 static void op_stats(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,

@@ -15,6 +15,10 @@ struct store_sandbox;
 typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
 			   uint64_t lineno, json_t *req);
 
+/* The control protocol's state and counter, made before any request is read; 0 or -errno. */
+int control_init(struct daemon *d);
+void control_free(struct daemon *d);
+
 /* Queues a reply that needs no store write (kept in order with those that do); takes obj. */
 void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj);
 

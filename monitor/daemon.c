@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "counters.h"
-#include "hashmap.h"
 #include "macro.h"
 
 char *daemon_error_reply(uint64_t lineno, const char *cls, const char *msg)
@@ -33,31 +32,13 @@ static uint64_t sandboxes_known(const void *state)
 	return registry_count(((const struct daemon *)state)->registry);
 }
 
-static uint64_t detector_states(const void *state)
-{
-	const struct daemon *d = state;
-
-	return d->detect ? hashmap_size(d->detect) : 0;
-}
-
 static const struct counter_def daemon_counters[] = {
-	{ "started_ts", COUNTER_GAUGE, "when firebreakd started (ns since the epoch)",
-	  COUNTER_FAMILY_START_TIME, COUNTER_AT(struct daemon, started_ns) },
 	{ "sandboxes", COUNTER_GAUGE, "sandboxes the monitor knows", .read = sandboxes_known },
-	{ "control_refused", COUNTER_TOTAL, "control requests refused",
-	  COUNTER_AT(struct daemon, control_refused) },
-	{ "detectors.sandboxes", COUNTER_GAUGE, "sandboxes with detector state",
-	  .read = detector_states },
-	{ "detectors.verdicts", COUNTER_TOTAL, "verdicts the detectors gave",
-	  COUNTER_AT(struct daemon, verdicts) },
-	{ "detectors.dropped", COUNTER_TOTAL, "verdicts dropped: too many waited at once",
-	  COUNTER_FAMILY_LOST, "detector_queue", COUNTER_AT(struct daemon, verdicts_dropped) },
-	{ "trace.accepted", COUNTER_TOTAL, "trace lines stored as new",
-	  COUNTER_AT(struct daemon, trace_counters.accepted) },
-	{ "trace.duplicates", COUNTER_TOTAL, "trace lines already stored: acknowledged only",
-	  COUNTER_AT(struct daemon, trace_counters.duplicates) },
-	{ "trace.store_failed", COUNTER_TOTAL, "trace lines the store could not take",
-	  COUNTER_AT(struct daemon, trace_counters.store_failed) },
+};
+
+static const struct counter_def self_counters[] = {
+	{ "started_ts", COUNTER_GAUGE, "when firebreakd started (ns since the epoch)",
+	  COUNTER_FAMILY_START_TIME, COUNTER_AT(struct daemon_self, started_ns) },
 };
 
 static const struct counter_def writer_counters[] = {
@@ -98,10 +79,6 @@ static const struct counter_def socket_counters[] = {
 	  COUNTER_AT(struct lineserver_stats, replies_dropped) },
 };
 
-/* Trace refusals by class: named by the trace parser's own table (lib/trace.c). */
-static struct counter_def refused_counters[_TRACE_ERR_MAX];
-static char refused_names[_TRACE_ERR_MAX][48];
-
 static void writer_snapshot(const void *state, void *buf)
 {
 	writer_get_stats((struct writer *)state, buf);
@@ -114,18 +91,10 @@ static void socket_snapshot(const void *state, void *buf)
 
 int daemon_add_counters(struct daemon *d)
 {
-	size_t n = 0;
 	int r;
 
-	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++, n++) {
-		snprintf(refused_names[n], sizeof(refused_names[n]), "refused.%s",
-			 trace_error_to_string(e));
-		refused_counters[n] = (struct counter_def){
-			refused_names[n], COUNTER_TOTAL, "trace lines refused, by class",
-			.offset = offsetof(struct daemon, trace_counters.refused[e]) };
-	}
-	if ((r = counters_add(d->counters, "", daemon_counters, ARRAY_SIZE(daemon_counters), d)) < 0 ||
-	    (r = counters_add(d->counters, "trace", refused_counters, n, d)) < 0 ||
+	if ((r = counters_add(d->counters, "", self_counters, ARRAY_SIZE(self_counters), d->self)) < 0 ||
+	    (r = counters_add(d->counters, "", daemon_counters, ARRAY_SIZE(daemon_counters), d)) < 0 ||
 	    (r = counters_add_snapshot(d->counters, "writer", writer_counters,
 				       ARRAY_SIZE(writer_counters), d->writer,
 				       sizeof(struct writer_stats), writer_snapshot)) < 0 ||

@@ -18,25 +18,36 @@
 
 enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2, LINESERVER_HTTP = 3 };
 
-struct trace_counters {
-	uint64_t accepted;   /* stored as new */
-	uint64_t duplicates; /* already stored: acknowledged, not stored again */
-	uint64_t refused[_TRACE_ERR_MAX];
-	uint64_t store_failed;
-};
-
 struct cgroup_collector;
+struct control_state;
 struct counters;
+struct export_core;
 struct hashmap;
+struct http_core;
 struct metrics;
 struct nflog_events;
 struct proc_events;
-struct resumed_step;
+struct resumed_steps;
 struct seccomp_events;
 struct syscall_events;
+struct trace_ingest;
+struct verdicts;
+struct watchdog_link;
 
+/* What firebreakd knows of itself: set once in main, read by everyone. */
+struct daemon_self {
+	char **argv;	    /* its own arguments: its children get them too */
+	gid_t group;	    /* the firebreak group, or (gid_t)-1 */
+	int64_t started_ns; /* wall clock */
+};
+
+/*
+ * The wiring: a pointer to each module's own state, nothing else. Each module defines its struct
+ * in its own .c and is reached through its header's functions (docs/architecture.md).
+ */
 struct daemon {
-	struct config cfg;
+	const struct config *cfg;
+	const struct daemon_self *self;
 	struct counters *counters; /* every module's counters (lib/counters.h) */
 	/* The collectors, each owning its state (collectors/NAME/NAME-events.h); NULL: not running. */
 	struct cgroup_collector *cgroup_stats;
@@ -45,22 +56,11 @@ struct daemon {
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;
 	/* The detectors (monitor/verdicts.c). */
-	struct hashmap *detect;	     /* sandbox name -> its detectors */
-	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
+	struct verdicts *verdicts;   /* the detector stage (monitor/verdicts.c) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
 	struct hashmap *policies;	/* policy hash -> its text (monitor/policies.c) */
-	struct resumed_step *resumed_steps; /* found running at start-up (monitor/adopt.c) */
-	size_t n_resumed_steps;
-	struct detect_config detect_cfg;
-	void *detect_fresh;	     /* a sandbox's detectors that just fed their first event */
-	void *pending_verdicts;	     /* verdicts waiting for the op that triggered them to queue */
-	size_t n_pending_verdicts;
-	int64_t next_detection_id, next_incident_id;
-	uint64_t verdicts, verdicts_dropped;
-	int watchdog_fd;	     /* the pipe to the watchdog (monitor/watchdog.h), or -1 */
-	pid_t watchdog_pid;
-	char *watchdog_sent;	     /* the watched list as last sent */
-	uint64_t watchdog_restarts;
+	struct resumed_steps *resumed; /* found running at start-up (monitor/adopt.c) */
+	struct watchdog_link *watchdog; /* the link to the watchdog (monitor/watchdog.h) */
 	struct loop *loop;
 	struct writer *writer;
 	struct registry *registry;
@@ -69,24 +69,19 @@ struct daemon {
 	/* The HTTP API (monitor/http-core.c): its unprivileged child and the channel to it. */
 	struct metrics *metrics;
 	struct lineserver *http;     /* the channel's requests, as one client */
-	int http_listen_fd;	     /* the TCP socket the child serves, or -1 (listen = off) */
-	int http_port;		     /* its port (the configured one, or the one given for 0) */
-	struct child http_child;
-	struct child export_child;   /* the exporter (monitor/export.h) */
-	int export_state_fd;	     /* its state file, or -1 (no endpoint) */
-	struct export_state export_last; /* as last read whole: counters only grow */
-	uint64_t http_refused;	     /* channel requests refused by the dispatch table */
-	char **argv;		     /* the daemon's own arguments: the child gets them too */
-	gid_t group; /* the firebreak group, or (gid_t)-1 */
-	int64_t started_ns;
-	struct trace_counters trace_counters;
-	uint64_t control_refused;
-	struct log_ratelimit bad_input_rl;
+	struct http_core *http_core; /* its socket, its child (monitor/http-core.c) */
+	struct export_core *export;  /* the exporter child (monitor/export-core.c) */
+	struct trace_ingest *trace_ingest; /* the trace protocol's counters (trace-ingest.c) */
+	struct control_state *control_state; /* the control protocol's (control.c) */
 };
 
 /* The trace socket's protocol (trace-ingest.c) and the control socket's (control.c). */
 extern const struct lineserver_ops trace_ingest_ops;
 extern const struct lineserver_ops control_ops;
+
+/* The trace protocol's state and counters, made before any trace line is read; 0 or -errno. */
+int trace_ingest_init(struct daemon *d);
+void trace_ingest_free(struct daemon *d);
 
 /* Registers the daemon's own counters (and its store writer's and sockets'); 0 or -ENOMEM. */
 int daemon_add_counters(struct daemon *d);

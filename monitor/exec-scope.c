@@ -82,6 +82,11 @@ void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint
 				     (json_int_t)files));
 }
 
+int exec_scope_init(struct daemon *d)
+{
+	return hashmap_new(&d->exec_scopes);
+}
+
 void exec_scope_end(struct daemon *d, const char *sandbox, int64_t step)
 {
 	char key[FB_NAME_MAX + 24];

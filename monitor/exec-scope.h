@@ -26,6 +26,9 @@ struct store_sandbox;
 int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t step,
 		       const char *tool, uint64_t cgid, const char *program, size_t *ret_files);
 
+/* The map of confined steps; 0 or -ENOMEM. */
+int exec_scope_init(struct daemon *d);
+
 /* Lifts step's confinement (step.end). */
 void exec_scope_end(struct daemon *d, const char *sandbox, int64_t step);
 

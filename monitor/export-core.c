@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,49 +14,75 @@
 #include "macro.h"
 #include "timeutil.h"
 
+/* The core's side: the exporter child and its state file. */
+struct export_core {
+	const struct config *cfg;
+	struct child child;
+	int state_fd;		 /* its state file, or -1 (no endpoint) */
+	struct export_state last; /* as last read whole: counters only grow */
+};
+
 int export_start(struct daemon *d)
 {
 	char path[PATH_MAX + 32], dir[PATH_MAX];
+	struct export_core *x;
 	int r;
 
-	d->export_state_fd = -1;
-	d->export_child = (struct child){ .name = "exporter", .flag = "--exporter", .argv = d->argv,
+	if (!(x = d->export = calloc(1, sizeof(*x))))
+		return -ENOMEM;
+	x->cfg = d->cfg;
+	x->state_fd = -1;
+	x->child = (struct child){ .name = "exporter", .flag = "--exporter", .argv = d->self->argv,
 					  .loop = d->loop, .pidfd = -1 };
-	if (!d->cfg.otlp.host[0] && !d->cfg.loki.host[0])
+	if (!d->cfg->otlp.host[0] && !d->cfg->loki.host[0])
 		return 0;
 	/* Beside the store: where the exporter got to survives a restart of the machine. */
-	strscpy(dir, sizeof(dir), d->cfg.db);
+	strscpy(dir, sizeof(dir), d->cfg->db);
 	snprintf(path, sizeof(path), "%s/export.state", dirname(dir));
-	d->export_state_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (d->export_state_fd < 0)
+	x->state_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (x->state_fd < 0)
 		return log_errno(-errno, "exporter state %s", path);
-	if ((r = child_start(&d->export_child, &d->export_state_fd, 1)) < 0)
+	if ((r = child_start(&x->child, &x->state_fd, 1)) < 0)
 		return log_errno(r, "exporter");
-	log_info("exporter child %d: %s%s%s%s%s%s", (int)d->export_child.pid,
-		 d->cfg.otlp.host[0] ? "OTLP to " : "", d->cfg.otlp.host,
-		 d->cfg.otlp.host[0] ? d->cfg.otlp.path : "", d->cfg.loki.host[0] ? " Loki to " : "",
-		 d->cfg.loki.host, d->cfg.loki.host[0] ? d->cfg.loki.path : "");
+	log_info("exporter child %d: %s%s%s%s%s%s", (int)x->child.pid,
+		 d->cfg->otlp.host[0] ? "OTLP to " : "", d->cfg->otlp.host,
+		 d->cfg->otlp.host[0] ? d->cfg->otlp.path : "", d->cfg->loki.host[0] ? " Loki to " : "",
+		 d->cfg->loki.host, d->cfg->loki.host[0] ? d->cfg->loki.path : "");
 	return 0;
 }
 
 void export_tick(struct daemon *d)
 {
+	struct export_core *x = d->export;
 	int r;
 
-	if (d->export_state_fd < 0 || !child_due(&d->export_child))
+	if (x->state_fd < 0 || !child_due(&x->child))
 		return;
-	if ((r = child_start(&d->export_child, &d->export_state_fd, 1)) < 0) {
+	if ((r = child_start(&x->child, &x->state_fd, 1)) < 0) {
 		log_errno(r, "exporter");
-		d->export_child.restart_at_ns = (int64_t)time_mono_ns() + 10 * (int64_t)NSEC_PER_SEC;
+		x->child.restart_at_ns = (int64_t)time_mono_ns() + 10 * (int64_t)NSEC_PER_SEC;
 	}
 }
 
 void export_stop(struct daemon *d)
 {
-	child_stop(&d->export_child);
-	if (d->export_state_fd >= 0)
-		close(d->export_state_fd);
-	d->export_state_fd = -1;
+	struct export_core *x = d->export;
+
+	if (!x)
+		return;
+	child_stop(&x->child);
+	if (x->state_fd >= 0)
+		close(x->state_fd);
+	x->state_fd = -1;
+}
+
+void export_free(struct daemon *d)
+{
+	export_stop(d);
+	if (d->export)
+		counters_remove(d->counters, d->export);
+	free(d->export);
+	d->export = NULL;
 }
 
 /*
@@ -65,10 +92,10 @@ void export_stop(struct daemon *d)
  */
 static void export_snapshot(const void *state, void *buf)
 {
-	struct daemon *d = (struct daemon *)state;
-	struct export_state *l = &d->export_last, s = { 0 };
+	struct export_core *x = (struct export_core *)state;
+	struct export_state *l = &x->last, s = { 0 };
 	char text[EXPORT_STATE_SIZE];
-	ssize_t n = d->export_state_fd < 0 ? -1 : pread(d->export_state_fd, text, sizeof(text), 0);
+	ssize_t n = x->state_fd < 0 ? -1 : pread(x->state_fd, text, sizeof(text), 0);
 
 	if (n > 0 && export_state_decode(text, (size_t)n, &s) == 0) {
 #define KEEP_MAX(f) l->f = s.f > l->f ? s.f : l->f
@@ -87,14 +114,14 @@ static void export_snapshot(const void *state, void *buf)
 
 static json_t *export_status(const void *state)
 {
-	const struct daemon *d = state;
+	const struct export_core *x = state;
 
-	if (d->export_state_fd < 0)
+	if (x->state_fd < 0)
 		return json_object();
-	return json_pack("{s:{s:b}, s:{s:b}, s:i, s:I}", "otlp", "on", d->cfg.otlp.host[0] != 0,
-			 "loki", "on", d->cfg.loki.host[0] != 0, "child_pid",
-			 (int)d->export_child.pid, "restarts",
-			 (json_int_t)d->export_child.restarts);
+	return json_pack("{s:{s:b}, s:{s:b}, s:i, s:I}", "otlp", "on", x->cfg->otlp.host[0] != 0,
+			 "loki", "on", x->cfg->loki.host[0] != 0, "child_pid",
+			 (int)x->child.pid, "restarts",
+			 (json_int_t)x->child.restarts);
 }
 
 #define EXPORT_COUNTER(target, field, fam, help)                                            \
@@ -118,15 +145,16 @@ static const struct counter_def loki_counters[] = {
 /* The status first: the counters of a configured target join its object. */
 int export_add_counters(struct daemon *d)
 {
-	int r = counters_add_status(d->counters, "exporters", export_status, d);
+	struct export_core *x = d->export;
+	int r = counters_add_status(d->counters, "exporters", export_status, x);
 
-	if (r == 0 && d->export_state_fd >= 0 && d->cfg.otlp.host[0])
+	if (r == 0 && x->state_fd >= 0 && d->cfg->otlp.host[0])
 		r = counters_add_snapshot(d->counters, "exporters", otlp_counters,
-					  ARRAY_SIZE(otlp_counters), d, sizeof(struct export_state),
+					  ARRAY_SIZE(otlp_counters), x, sizeof(struct export_state),
 					  export_snapshot);
-	if (r == 0 && d->export_state_fd >= 0 && d->cfg.loki.host[0])
+	if (r == 0 && x->state_fd >= 0 && d->cfg->loki.host[0])
 		r = counters_add_snapshot(d->counters, "exporters", loki_counters,
-					  ARRAY_SIZE(loki_counters), d, sizeof(struct export_state),
+					  ARRAY_SIZE(loki_counters), x, sizeof(struct export_state),
 					  export_snapshot);
 	return r;
 }

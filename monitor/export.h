@@ -21,6 +21,8 @@ struct daemon;
 int export_start(struct daemon *d);
 void export_tick(struct daemon *d);
 void export_stop(struct daemon *d);
+/* Frees what export_start made (stopping it first if needed). */
+void export_free(struct daemon *d);
 
 /* Registers the exporter's part of the stats and its counters (read from its state file). */
 int export_add_counters(struct daemon *d);

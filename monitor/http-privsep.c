@@ -23,8 +23,7 @@ static void refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint
 {
 	_cleanup_free_ char *reply = daemon_error_reply(lineno, "request", msg);
 
-	d->http_refused++;
-	if (log_ratelimit_ok(&d->bad_input_rl))
+	if (http_count_refused(d))
 		log_warn("http channel: request %llu refused: %s", (unsigned long long)lineno, msg);
 	if (!reply || lineserver_reply(ls, token, reply) < 0)
 		log_error("http channel: could not queue a refusal");

@@ -11,11 +11,23 @@
 #define FB_HTTP_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "monitor/http/http-main.h"
 
 struct config;
 struct daemon;
+
+/* The API's state, before anything else of it (the channel counts into it); 0 or -ENOMEM. */
+int http_init(struct daemon *d);
+
+/* Frees what http_init made (after http_stop); accepts a daemon without it. */
+void http_free(struct daemon *d);
+
+/* Channel requests the dispatch table refused; counting one more (http-privsep.c) says whether
+ * to log it (rate-limited). */
+uint64_t http_channel_refused(struct daemon *d);
+int http_count_refused(struct daemon *d);
 
 /* Binds the configured address (unless listen = off), makes missing tokens, and starts the child.
  * 0 or -errno (logged). */

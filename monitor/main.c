@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "adopt.h"
+#include "control.h"
 #include "exec-scope.h"
 #include "hashmap.h"
 #include "policies.h"
@@ -253,12 +254,12 @@ static void on_signal(struct loop *l, int signo, void *data)
 static int listen_socket(struct daemon *d, const char *name)
 {
 	char path[PATH_MAX];
-	int r = config_socket_path(&d->cfg, name, path, sizeof(path));
+	int r = config_socket_path(d->cfg, name, path, sizeof(path));
 
 	if (r < 0)
-		return log_errno(r, "socket path in %s", d->cfg.runtime_dir);
+		return log_errno(r, "socket path in %s", d->cfg->runtime_dir);
 	/* Root, and the firebreak group where one exists; nobody else. */
-	r = unixsock_listen(path, d->group != (gid_t)-1 ? 0660 : 0600, d->group);
+	r = unixsock_listen(path, d->self->group != (gid_t)-1 ? 0660 : 0600, d->self->group);
 	if (r < 0)
 		return log_errno(r, "listen on %s", path);
 	return r;
@@ -270,11 +271,11 @@ static int start_servers(struct daemon *d)
 		.name = "trace",
 		.id = LINESERVER_TRACE,
 		.line_max = FB_TRACE_LINE_MAX,
-		.clients_max = d->cfg.trace_clients_max,
-		.idle_timeout_ns = (uint64_t)d->cfg.trace_idle_timeout_ns,
-		.stall_timeout_ns = (uint64_t)d->cfg.trace_stall_timeout_ns,
-		.reply_buffer_max = d->cfg.trace_reply_buffer_max,
-		.group = d->group,
+		.clients_max = d->cfg->trace_clients_max,
+		.idle_timeout_ns = (uint64_t)d->cfg->trace_idle_timeout_ns,
+		.stall_timeout_ns = (uint64_t)d->cfg->trace_stall_timeout_ns,
+		.reply_buffer_max = d->cfg->trace_reply_buffer_max,
+		.group = d->self->group,
 	};
 	struct lineserver_config cc = tc;
 	int fd, r;
@@ -306,7 +307,7 @@ static int start_servers(struct daemon *d)
 static int start_collectors(struct daemon *d)
 {
 	const struct collector_env env = { .loop = d->loop, .sink = d->writer,
-					   .registry = d->registry, .cfg = &d->cfg,
+					   .registry = d->registry, .cfg = d->cfg,
 					   .counters = d->counters };
 	int r;
 
@@ -392,125 +393,210 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * This binary run again as one of the daemon's helpers (watchdog, HTTP child, exporter): returns
+ * its exit code, or -1 if argv is the daemon's own.
+ */
+static int run_helper(int argc, char **argv, struct config *cfg)
 {
-	struct daemon d = { .group = (gid_t)-1, .watchdog_fd = -1,
-			     .http_listen_fd = -1, .export_state_fd = -1 };
-	struct writer_config wc = { 0 };
-	struct store *store = NULL;
-	char path[PATH_MAX + 64], dbdir[PATH_MAX];
-	int foreground = 0, ready_fd = -1, pid_fd, db_lock_fd, r;
-	struct group *gr;
-	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	int foreground = 0;
+	int (*helper_main)(const struct config *cfg, int foreground);
 
-	/* The watchdog: this binary again, started by a daemon (monitor/watchdog.h). */
+	/* The watchdog: started by a daemon (monitor/watchdog.h). */
 	if (argc == 3 && strcmp(argv[1], "--watchdog") == 0)
 		return watchdog_main(argv[2]);
-	config_defaults(&d.cfg);
-	/* The HTTP child: this binary again, with the daemon's own arguments (monitor/http.h). */
-	if (argc >= 2 && strcmp(argv[1], "--http-child") == 0) {
-		argv[1] = argv[0];
-		if (parse_args(argc - 1, argv + 1, &d.cfg, &foreground) < 0)
-			return 1;
-		log_max_level = d.cfg.log_level;
-		return http_child_main(&d.cfg, foreground);
-	}
-	/* The exporter: the same again (monitor/export.h). */
-	if (argc >= 2 && strcmp(argv[1], "--exporter") == 0) {
-		argv[1] = argv[0];
-		if (parse_args(argc - 1, argv + 1, &d.cfg, &foreground) < 0)
-			return 1;
-		log_max_level = d.cfg.log_level;
-		return export_main(&d.cfg, foreground);
-	}
-	d.argv = argv;
-	if (parse_args(argc, argv, &d.cfg, &foreground) < 0)
+	/* The HTTP child and the exporter get the daemon's own arguments after their flag. */
+	if (argc >= 2 && strcmp(argv[1], "--http-child") == 0)
+		helper_main = http_child_main;
+	else if (argc >= 2 && strcmp(argv[1], "--exporter") == 0)
+		helper_main = export_main;
+	else
+		return -1;
+	argv[1] = argv[0];
+	if (parse_args(argc - 1, argv + 1, cfg, &foreground) < 0)
 		return 1;
-	log_max_level = d.cfg.log_level;
-	signal(SIGPIPE, SIG_IGN);
-	/* Blocked before any thread starts, so only the loop's signalfd ever receives them. */
+	log_max_level = cfg->log_level;
+	return helper_main(cfg, foreground);
+}
+
+static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+
+/*
+ * The process itself: signals blocked before any thread starts (only the loop's signalfd ever
+ * receives them), detached unless in the foreground, logging set up, its group found. 0 and
+ * *ret_ready_fd, the fd to report readiness on (-1: none), or -errno (logged).
+ */
+static int begin_process(struct daemon_self *self, int foreground, int *ret_ready_fd)
+{
+	struct group *gr;
 	sigset_t mask;
+	int ready_fd = -1;
+
+	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ARRAY_SIZE(signals); i++)
 		sigaddset(&mask, signals[i]);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (!foreground) {
-		ready_fd = daemonize();
-		if (ready_fd < 0)
-			return log_errno(ready_fd, "daemonize"), 1;
+		if ((ready_fd = daemonize()) < 0)
+			return log_errno(ready_fd, "daemonize");
 		log_use_syslog("firebreakd");
 	} else {
 		log_set_stamp("firebreakd");
 	}
-	d.started_ns = time_now_ns();
-	d.bad_input_rl.interval_ns = 10ULL * NSEC_PER_SEC;
-	d.bad_input_rl.burst = 20;
-	gr = getgrnam(FB_GROUP);
-	if (gr)
-		d.group = gr->gr_gid;
+	self->started_ns = time_now_ns();
+	self->group = (gr = getgrnam(FB_GROUP)) ? gr->gr_gid : (gid_t)-1;
+	*ret_ready_fd = ready_fd;
+	return 0;
+}
 
-	/* The runtime dir and the store's dir: root's, readable by the firebreak group only. */
-	if ((r = make_dir(d.cfg.runtime_dir, d.group != (gid_t)-1 ? 0750 : 0700, d.group)) < 0)
-		return log_errno(r, "runtime dir %s", d.cfg.runtime_dir), 1;
-	strscpy(dbdir, sizeof(dbdir), d.cfg.db);
-	if ((r = make_dir(dirname(dbdir), d.group != (gid_t)-1 ? 0750 : 0700, d.group)) < 0)
-		return log_errno(r, "store dir for %s", d.cfg.db), 1;
-	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_PID_FILE);
-	if ((pid_fd = lock_file(path, "runtime dir")) < 0)
-		return 1;
-	snprintf(path, sizeof(path), "%s.lock", d.cfg.db);
-	if ((db_lock_fd = lock_file(path, "store")) < 0)
-		return 1;
-	write_pid_file(pid_fd);
+/*
+ * The runtime dir and the store's dir (root's, readable by the firebreak group only), and the
+ * locks that make this the one daemon of both. 0 or -errno (logged).
+ */
+static int take_dirs(const struct config *cfg, const struct daemon_self *self, int *ret_pid_fd,
+		     int *ret_db_lock_fd)
+{
+	mode_t mode = self->group != (gid_t)-1 ? 0750 : 0700;
+	char path[PATH_MAX + 64], dbdir[PATH_MAX];
+	int r;
 
-	if ((r = store_open(d.cfg.db, STORE_READ_WRITE, &store)) < 0)
-		return log_errno(r, "store %s", d.cfg.db), 1;
-	if (!d.cfg.sync_full)
+	if ((r = make_dir(cfg->runtime_dir, mode, self->group)) < 0)
+		return log_errno(r, "runtime dir %s", cfg->runtime_dir);
+	strscpy(dbdir, sizeof(dbdir), cfg->db);
+	if ((r = make_dir(dirname(dbdir), mode, self->group)) < 0)
+		return log_errno(r, "store dir for %s", cfg->db);
+	snprintf(path, sizeof(path), "%s/%s", cfg->runtime_dir, FB_PID_FILE);
+	if ((*ret_pid_fd = lock_file(path, "runtime dir")) < 0)
+		return *ret_pid_fd;
+	snprintf(path, sizeof(path), "%s.lock", cfg->db);
+	if ((*ret_db_lock_fd = lock_file(path, "store")) < 0)
+		return *ret_db_lock_fd;
+	write_pid_file(*ret_pid_fd);
+	return 0;
+}
+
+/*
+ * What the store says, read before the writer owns it: the sandboxes, the detectors' ids and
+ * open incidents, the policies, the steps still running. Then the writer takes the store.
+ */
+static int load_store(struct daemon *d, struct store *store)
+{
+	const struct config *cfg = d->cfg;
+	struct writer_config wc = {
+		.batch_max = cfg->batch_max,
+		.queue_max = cfg->queue_max,
+		.retention = { .max_age_ns = cfg->retention_max_age_ns,
+			       .max_bytes = cfg->retention_max_bytes },
+		.retention_interval_ns = (uint64_t)cfg->retention_interval_ns,
+	};
+	int r;
+
+	if (!cfg->sync_full)
 		store_set_synchronous_full(store, 0);
-	if ((r = registry_new(&d.registry)) < 0 || (r = registry_load(d.registry, store)) < 0)
-		return log_errno(r, "load sandboxes"), 1;
-	if ((r = verdicts_init(&d, store)) < 0 || (r = policies_init(&d, store)) < 0)
-		return log_errno(r, "detectors"), 1;
-	if ((r = adopt_load_steps(&d, store)) < 0)
-		return log_errno(r, "running steps"), 1;
+	if ((r = counters_new(&d->counters)) < 0)
+		return log_errno(r, "counters");
+	if ((r = registry_new(&d->registry)) < 0 || (r = registry_load(d->registry, store)) < 0)
+		return log_errno(r, "load sandboxes");
+	if ((r = verdicts_init(d, store)) < 0 || (r = policies_init(d, store)) < 0)
+		return log_errno(r, "detectors");
+	if ((r = adopt_load_steps(d, store)) < 0)
+		return log_errno(r, "running steps");
+	if ((r = writer_new(store, &wc, &d->writer)) < 0)
+		return log_errno(r, "start the store writer");
+	return 0;
+}
 
-	wc.batch_max = d.cfg.batch_max;
-	wc.queue_max = d.cfg.queue_max;
-	wc.retention.max_age_ns = d.cfg.retention_max_age_ns;
-	wc.retention.max_bytes = d.cfg.retention_max_bytes;
-	wc.retention_interval_ns = (uint64_t)d.cfg.retention_interval_ns;
-	if ((r = writer_new(store, &wc, &d.writer)) < 0)
-		return log_errno(r, "start the store writer"), 1;
-	if ((r = counters_new(&d.counters)) < 0)
-		return log_errno(r, "counters"), 1;
+/* The loop, the detectors on the writer's queue, the sockets, the API and the exporter. */
+static int start_core(struct daemon *d)
+{
+	int r;
 
-	if ((r = loop_new(&d.loop)) < 0 ||
-	    (r = loop_add_signals(d.loop, signals, ARRAY_SIZE(signals), on_signal, &d)) < 0 ||
-	    (r = loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d)) < 0 ||
-	    (r = loop_add_timer(d.loop, NSEC_PER_SEC, on_tick, &d)) < 0)
-		return log_errno(r, "event loop"), 1;
+	if ((r = loop_new(&d->loop)) < 0 ||
+	    (r = loop_add_signals(d->loop, signals, ARRAY_SIZE(signals), on_signal, d)) < 0 ||
+	    (r = loop_add(d->loop, writer_fd(d->writer), EPOLLIN, on_writer, d)) < 0 ||
+	    (r = loop_add_timer(d->loop, NSEC_PER_SEC, on_tick, d)) < 0)
+		return log_errno(r, "event loop");
 	/* Every event from here on goes through the detectors. */
-	verdicts_start(&d);
+	verdicts_start(d);
 	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says. */
-	adopt_scan(&d);
-	if (start_servers(&d) < 0 || (r = daemon_add_counters(&d)) < 0)
+	adopt_scan(d);
+	if ((r = trace_ingest_init(d)) < 0 || (r = control_init(d)) < 0)
+		return log_errno(r, "protocols");
+	if ((r = start_servers(d)) < 0 || (r = daemon_add_counters(d)) < 0)
+		return r;
+	if ((r = metrics_new(&d->metrics)) < 0)
+		return log_errno(r, "metrics");
+	if ((r = http_init(d)) < 0 || (r = http_start(d)) < 0 || (r = export_start(d)) < 0 ||
+	    (r = http_add_counters(d)) < 0 || (r = export_add_counters(d)) < 0)
+		return r;
+	if ((r = exec_scope_init(d)) < 0)
+		return log_errno(r, "exec scopes");
+	return 0;
+}
+
+/* Everything main made, in the order that lets each part flush into the next. */
+static void stop_all(struct daemon *d)
+{
+	char path[PATH_MAX + 64];
+
+	syscall_events_free(d->syscalls);
+	exec_scope_stop(d);
+	proc_events_free(d->proc);
+	seccomp_events_free(d->seccomp);
+	nflog_events_free(d->nflog);
+	http_stop(d);
+	http_free(d);
+	export_free(d);
+	lineserver_free(d->trace);
+	lineserver_free(d->control);
+	trace_ingest_free(d);
+	control_free(d);
+	metrics_free(d->metrics);
+	verdicts_stop(d);
+	adopt_forget_steps(d); /* if the tracer never started */
+	writer_free(d->writer);
+	policies_stop(d);
+	registry_free(d->registry);
+	cgroup_collector_free(d->cgroup_stats);
+	counters_free(d->counters);
+	loop_free(d->loop);
+	snprintf(path, sizeof(path), "%s/%s", d->cfg->runtime_dir, FB_TRACE_SOCKET);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", d->cfg->runtime_dir, FB_CONTROL_SOCKET);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", d->cfg->runtime_dir, FB_PID_FILE);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	static struct config cfg;
+	static struct daemon_self self;
+	struct daemon d = { .cfg = &cfg, .self = &self };
+	struct store *store = NULL;
+	int foreground = 0, ready_fd = -1, pid_fd = -1, db_lock_fd = -1, r;
+
+	config_defaults(&cfg);
+	if ((r = run_helper(argc, argv, &cfg)) >= 0)
+		return r;
+	self.argv = argv;
+	if (parse_args(argc, argv, &cfg, &foreground) < 0)
 		return 1;
-	if ((r = metrics_new(&d.metrics)) < 0)
-		return log_errno(r, "metrics"), 1;
-	if (http_start(&d) < 0 || export_start(&d) < 0 || http_add_counters(&d) < 0 ||
-	    export_add_counters(&d) < 0)
+	log_max_level = cfg.log_level;
+	if (begin_process(&self, foreground, &ready_fd) < 0 ||
+	    take_dirs(&cfg, &self, &pid_fd, &db_lock_fd) < 0)
 		return 1;
-	if ((r = hashmap_new(&d.exec_scopes)) < 0)
-		return log_errno(r, "exec scopes"), 1;
-	if (start_collectors(&d) < 0)
+	if ((r = store_open(cfg.db, STORE_READ_WRITE, &store)) < 0)
+		return log_errno(r, "store %s", cfg.db), 1;
+	if (load_store(&d, store) < 0 || start_core(&d) < 0 || start_collectors(&d) < 0)
 		return 1;
 	/* Fail closed from here on: a watchdog freezes what we watch if we die or hang. */
 	if ((r = watchdog_start(&d)) < 0 ||
 	    (r = loop_add_timer(d.loop, 250 * NSEC_PER_MSEC, on_watchdog_tick, &d)) < 0)
 		return log_errno(r, "watchdog"), 1;
-
 	log_info("firebreakd %s ready: store %s (schema %d), sockets in %s, %zu sandboxes",
-		 FB_VERSION, d.cfg.db, store_version(store), d.cfg.runtime_dir,
+		 FB_VERSION, cfg.db, store_version(store), cfg.runtime_dir,
 		 registry_count(d.registry));
 	if (ready_fd >= 0) {
 		char ok = 0;
@@ -518,31 +604,7 @@ int main(int argc, char **argv)
 		close(ready_fd);
 	}
 	r = loop_run(d.loop);
-
-	syscall_events_free(d.syscalls);
-	exec_scope_stop(&d);
-	proc_events_free(d.proc);
-	seccomp_events_free(d.seccomp);
-	nflog_events_free(d.nflog);
-	http_stop(&d);
-	export_stop(&d);
-	lineserver_free(d.trace);
-	lineserver_free(d.control);
-	metrics_free(d.metrics);
-	verdicts_stop(&d);
-	free(d.resumed_steps); /* if the tracer never started */
-	writer_free(d.writer);
-	policies_stop(&d);
-	registry_free(d.registry);
-	cgroup_collector_free(d.cgroup_stats);
-	counters_free(d.counters);
-	loop_free(d.loop);
-	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_TRACE_SOCKET);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_CONTROL_SOCKET);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", d.cfg.runtime_dir, FB_PID_FILE);
-	unlink(path);
+	stop_all(&d);
 	close(pid_fd);
 	close(db_lock_fd);
 	return r < 0 ? 1 : 0;

@@ -108,7 +108,7 @@ struct policy *policies_for(struct daemon *d, const struct store_sandbox *sb)
 	if (registry_adopted(sb))
 		return NULL; /* watched without --policy text, and none kept */
 	/* The enforcer's copy, taken at create, in its root-only state dir. */
-	if (config_sandbox_path(&d->cfg, sb->name, "policy.json", path, sizeof(path)) < 0 ||
+	if (config_sandbox_path(d->cfg, sb->name, "policy.json", path, sizeof(path)) < 0 ||
 	    !(f = fopen(path, "re"))) {
 		log_warn("sandbox %s: its policy %s: %m", sb->name, path);
 		return NULL;

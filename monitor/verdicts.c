@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "actions.h"
+#include "counters.h"
 #include "daemon.h"
 #include "detectors/detect.h"
 #include "hashmap.h"
@@ -34,6 +35,18 @@ struct pending_verdict {
 };
 
 
+/* The detector stage's own state. */
+struct verdicts {
+	struct hashmap *detect;		/* sandbox name -> struct sandbox_detect */
+	struct hashmap *open_incidents; /* sandbox name -> its incident left open in the store */
+	struct detect_config cfg;
+	struct sandbox_detect *fresh; /* a sandbox's detectors that just fed their first event */
+	struct pending_verdict pending[PENDING_MAX]; /* waiting for their op to be queued */
+	size_t n_pending;
+	int64_t next_detection_id, next_incident_id;
+	uint64_t verdicts, dropped;
+};
+
 /* An incident still open in the store: its sandbox's verdicts keep joining it after a restart. */
 struct open_incident {
 	char sandbox[FB_NAME_MAX + 1]; /* the map's key */
@@ -59,24 +72,44 @@ static int note_open(const struct store_incident *inc, void *data)
 	return 0;
 }
 
+static uint64_t detector_states(const void *state)
+{
+	const struct verdicts *v = state;
+
+	return v->detect ? hashmap_size(v->detect) : 0;
+}
+
+static const struct counter_def counters[] = {
+	{ "sandboxes", COUNTER_GAUGE, "sandboxes with detector state", .read = detector_states },
+	{ "verdicts", COUNTER_TOTAL, "verdicts the detectors gave",
+	  COUNTER_AT(struct verdicts, verdicts) },
+	{ "dropped", COUNTER_TOTAL, "verdicts dropped: too many waited at once", COUNTER_FAMILY_LOST,
+	  "detector_queue", COUNTER_AT(struct verdicts, dropped) },
+};
+
 int verdicts_init(struct daemon *d, struct store *s)
 {
 	int r;
 
-	if ((r = store_max_id(s, "detections", &d->next_detection_id)) < 0 ||
-	    (r = store_max_id(s, "incidents", &d->next_incident_id)) < 0)
+	if (!(d->verdicts = calloc(1, sizeof(*d->verdicts))))
+		return -ENOMEM;
+	if ((r = counters_add(d->counters, "detectors", counters, ARRAY_SIZE(counters),
+			      d->verdicts)) < 0)
 		return r;
-	d->next_detection_id++;
-	d->next_incident_id++;
-	detect_config_defaults(&d->detect_cfg);
-	if ((r = hashmap_new(&d->detect)) < 0 || (r = hashmap_new(&d->open_incidents)) < 0)
+	if ((r = store_max_id(s, "detections", &d->verdicts->next_detection_id)) < 0 ||
+	    (r = store_max_id(s, "incidents", &d->verdicts->next_incident_id)) < 0)
 		return r;
-	return store_incident_list(s, 0, note_open, d->open_incidents);
+	d->verdicts->next_detection_id++;
+	d->verdicts->next_incident_id++;
+	detect_config_defaults(&d->verdicts->cfg);
+	if ((r = hashmap_new(&d->verdicts->detect)) < 0 || (r = hashmap_new(&d->verdicts->open_incidents)) < 0)
+		return r;
+	return store_incident_list(s, 0, note_open, d->verdicts->open_incidents);
 }
 
 static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_sandbox *sb)
 {
-	struct sandbox_detect *sd = hashmap_get(d->detect, sb->name);
+	struct sandbox_detect *sd = hashmap_get(d->verdicts->detect, sb->name);
 	struct policy *p;
 
 	if (sd)
@@ -85,7 +118,7 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 		return NULL;
 	strscpy(sd->name, sizeof(sd->name), sb->name);
 	{
-		struct open_incident *o = hashmap_remove(d->open_incidents, sb->name);
+		struct open_incident *o = hashmap_remove(d->verdicts->open_incidents, sb->name);
 
 		if (o)
 			sd->incident_id = o->id;
@@ -94,8 +127,8 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 	p = policies_for(d, sb); /* NULL: the rules that need a tool's scope stay quiet */
 	if (p)
 		strscpy(sd->policy_hash, sizeof(sd->policy_hash), sb->policy_hash);
-	if (detect_state_new(p, &d->detect_cfg, &sd->st) < 0 ||
-	    hashmap_put(d->detect, sd->name, sd) < 0) {
+	if (detect_state_new(p, &d->verdicts->cfg, &sd->st) < 0 ||
+	    hashmap_put(d->verdicts->detect, sd->name, sd) < 0) {
 		detect_state_free(sd->st);
 		free(sd);
 		sd = NULL;
@@ -106,7 +139,7 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 
 struct detect_state *verdicts_detectors(struct daemon *d, const struct store_sandbox *sb)
 {
-	struct sandbox_detect *sd = d->detect ? detectors_of(d, sb) : NULL;
+	struct sandbox_detect *sd = d->verdicts && d->verdicts->detect ? detectors_of(d, sb) : NULL;
 
 	return sd ? sd->st : NULL;
 }
@@ -128,22 +161,22 @@ static int observe(const struct event *ev, void *data)
 		return 0;
 	if (!sd->first_fed) {
 		sd->first_fed = ev->id;
-		d->detect_fresh = sd; /* announced in after(), once this event is queued */
+		d->verdicts->fresh = sd; /* announced in after(), once this event is queued */
 	}
 	sd->last_fed = ev->id;
 	n = detect_event(sd->st, ev, v, ARRAY_SIZE(v));
 	for (size_t i = 0; i < n; i++) {
 		struct pending_verdict *pv;
 
-		if (d->n_pending_verdicts == PENDING_MAX) {
-			d->verdicts_dropped++;
+		if (d->verdicts->n_pending == PENDING_MAX) {
+			d->verdicts->dropped++;
 			continue;
 		}
-		pv = &((struct pending_verdict *)d->pending_verdicts)[d->n_pending_verdicts++];
+		pv = &d->verdicts->pending[d->verdicts->n_pending++];
 		strscpy(pv->sandbox, sizeof(pv->sandbox), ev->sandbox);
 		pv->v = v[i];
 	}
-	return n > 0 || d->detect_fresh;
+	return n > 0 || d->verdicts->fresh;
 }
 
 /* The verdict's row, its event and its incident, in one store operation. */
@@ -197,7 +230,7 @@ static void record(struct daemon *d, const struct store_sandbox *sb, int64_t inc
 static void handle(struct daemon *d, const struct pending_verdict *pv)
 {
 	struct store_sandbox *sb = registry_find(d->registry, pv->sandbox);
-	struct sandbox_detect *sd = hashmap_get(d->detect, pv->sandbox);
+	struct sandbox_detect *sd = hashmap_get(d->verdicts->detect, pv->sandbox);
 	const struct detect_verdict *v = &pv->v;
 	enum policy_action pa;
 	int kind, create = 0, acted = 0;
@@ -213,22 +246,22 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	       : pa == POLICY_ACTION_QUARANTINE ? ACTION_QUARANTINE
 	       : pa == POLICY_ACTION_FREEZE	? ACTION_FREEZE
 						: -1;
-	if (kind >= 0 && d->cfg.detector_actions && sb->cgroup[0] &&
+	if (kind >= 0 && d->cfg->detector_actions && sb->cgroup[0] &&
 	    (strcmp(sb->state, "running") == 0 ||
 	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {
 		action_act(sb, (enum action_kind)kind, &done);
 		acted = 1;
 	}
-	det_id = d->next_detection_id++;
+	det_id = d->verdicts->next_detection_id++;
 	/* At alert or above: the sandbox's incident opens, or grows. */
 	if (pa >= POLICY_ACTION_ALERT && !sd->incident_id) {
-		sd->incident_id = d->next_incident_id++;
+		sd->incident_id = d->verdicts->next_incident_id++;
 		create = 1;
 	}
-	d->verdicts++;
+	d->verdicts->verdicts++;
 	if (acted)
 		snprintf(what, sizeof(what), "%s", action_kind_name((enum action_kind)kind));
-	else if (kind >= 0 && !d->cfg.detector_actions)
+	else if (kind >= 0 && !d->cfg->detector_actions)
 		snprintf(what, sizeof(what), "none (detector_actions off)");
 	else if (kind >= 0)
 		snprintf(what, sizeof(what), "none (the sandbox is %s)", sb->state);
@@ -270,11 +303,11 @@ static void marker(struct daemon *d, const char *sandbox, const char *kind, json
 /* A state fed its first event just now: say so (the marker itself is fed next). */
 static void announce_fresh(struct daemon *d)
 {
-	struct sandbox_detect *sd = d->detect_fresh;
+	struct sandbox_detect *sd = d->verdicts->fresh;
 
 	if (!sd)
 		return;
-	d->detect_fresh = NULL;
+	d->verdicts->fresh = NULL;
 	marker(d, sd->name, "detectors.start",
 	       json_pack("{s:I, s:s}", "first_event_id", (json_int_t)sd->first_fed, "policy_hash",
 			 sd->policy_hash));
@@ -287,11 +320,11 @@ static void after(void *data)
 	announce_fresh(d);
 
 	/* Handling one may queue events whose verdicts join the list: until it is empty. */
-	while (d->n_pending_verdicts) {
-		struct pending_verdict pv = ((struct pending_verdict *)d->pending_verdicts)[0];
+	while (d->verdicts->n_pending) {
+		struct verdicts *vs = d->verdicts;
+		struct pending_verdict pv = vs->pending[0];
 
-		memmove(d->pending_verdicts, (struct pending_verdict *)d->pending_verdicts + 1,
-			--d->n_pending_verdicts * sizeof(pv));
+		memmove(vs->pending, vs->pending + 1, --vs->n_pending * sizeof(pv));
 		handle(d, &pv);
 		announce_fresh(d);
 	}
@@ -299,11 +332,6 @@ static void after(void *data)
 
 void verdicts_start(struct daemon *d)
 {
-	if (!d->pending_verdicts &&
-	    !(d->pending_verdicts = calloc(PENDING_MAX, sizeof(struct pending_verdict)))) {
-		log_error("detectors: out of memory; no verdicts");
-		return;
-	}
 	writer_set_observer(d->writer, observe, after, d);
 }
 
@@ -326,16 +354,17 @@ static void close_incident(struct daemon *d, const char *sandbox, int64_t id)
 
 void verdicts_forget(struct daemon *d, const char *sandbox)
 {
-	struct sandbox_detect *sd = d->detect ? hashmap_remove(d->detect, sandbox) : NULL;
-	struct open_incident *o = d->open_incidents ? hashmap_remove(d->open_incidents, sandbox)
-						    : NULL;
+	struct verdicts *vs = d->verdicts;
+	struct sandbox_detect *sd = vs && vs->detect ? hashmap_remove(vs->detect, sandbox) : NULL;
+	struct open_incident *o =
+		vs && vs->open_incidents ? hashmap_remove(vs->open_incidents, sandbox) : NULL;
 
 	/* Its detectors end here: replay feeds nothing past their last event. */
 	if (sd && sd->first_fed)
 		marker(d, sandbox, "detectors.stop",
 		       json_pack("{s:I}", "last_event_id", (json_int_t)sd->last_fed));
-	if (sd && d->detect_fresh == sd)
-		d->detect_fresh = NULL;
+	if (sd && d->verdicts->fresh == sd)
+		d->verdicts->fresh = NULL;
 	/* Its incident ends with it; one left open in the store by an earlier run, too. */
 	if (sd && sd->incident_id)
 		close_incident(d, sandbox, sd->incident_id);
@@ -350,23 +379,24 @@ void verdicts_forget(struct daemon *d, const char *sandbox)
 
 void verdicts_stop(struct daemon *d)
 {
+	struct verdicts *vs = d->verdicts;
 	struct sandbox_detect *sd;
 	size_t pos = 0;
 
+	if (!vs)
+		return;
 	if (d->writer)
 		writer_set_observer(d->writer, NULL, NULL, NULL);
-	while (d->detect && (sd = hashmap_next(d->detect, &pos))) {
+	while (vs->detect && (sd = hashmap_next(vs->detect, &pos))) {
 		detect_state_free(sd->st);
 		free(sd);
 	}
-	hashmap_free(d->detect);
-	d->detect = NULL;
+	hashmap_free(vs->detect);
 	pos = 0;
-	for (void *o; d->open_incidents && (o = hashmap_next(d->open_incidents, &pos));)
+	for (void *o; vs->open_incidents && (o = hashmap_next(vs->open_incidents, &pos));)
 		free(o);
-	hashmap_free(d->open_incidents);
-	d->open_incidents = NULL;
-	free(d->pending_verdicts);
-	d->pending_verdicts = NULL;
-	d->n_pending_verdicts = 0;
+	hashmap_free(vs->open_incidents);
+	counters_remove(d->counters, vs);
+	free(vs);
+	d->verdicts = NULL;
 }

@@ -25,7 +25,7 @@ static int take_lock(struct daemon *d)
 	char path[PATH_MAX + 32];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/watchdog.lock", d->cfg.runtime_dir);
+	snprintf(path, sizeof(path), "%s/watchdog.lock", d->cfg->runtime_dir);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		return -errno;
 	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
@@ -91,7 +91,7 @@ static void recover(struct daemon *d)
 	json_int_t beat = 0, frozen = 0;
 	size_t i;
 
-	snprintf(path, sizeof(path), "%s/watchdog.json", d->cfg.runtime_dir);
+	snprintf(path, sizeof(path), "%s/watchdog.json", d->cfg->runtime_dir);
 	if (access(path, F_OK) < 0)
 		return;
 	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
@@ -152,6 +152,14 @@ static char *watched_list(struct daemon *d)
 	return buf;
 }
 
+/* The daemon's end of the link to its watchdog. */
+struct watchdog_link {
+	int fd;	    /* the pipe, or -1 */
+	pid_t pid;
+	char *sent; /* the watched list as last sent */
+	uint64_t restarts;
+};
+
 static int spawn(struct daemon *d, int lock_fd)
 {
 	int p[2];
@@ -171,15 +179,15 @@ static int spawn(struct daemon *d, int lock_fd)
 		/* Fresh state by exec: nothing of the daemon's threads, maps or store crosses. */
 		if (dup2(p[0], 3) < 0 || dup2(lock_fd, 4) < 0)
 			_exit(127);
-		execl("/proc/self/exe", "firebreakd", "--watchdog", d->cfg.runtime_dir, (char *)NULL);
+		execl("/proc/self/exe", "firebreakd", "--watchdog", d->cfg->runtime_dir, (char *)NULL);
 		_exit(127);
 	}
 	close(p[0]);
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
-	d->watchdog_fd = p[1];
-	d->watchdog_pid = pid;
-	free(d->watchdog_sent);
-	d->watchdog_sent = NULL;
+	d->watchdog->fd = p[1];
+	d->watchdog->pid = pid;
+	free(d->watchdog->sent);
+	d->watchdog->sent = NULL;
 	log_info("watchdog %d started: if firebreakd dies or hangs for 1.5 s, its sandboxes freeze",
 		 (int)pid);
 	return 0;
@@ -187,11 +195,18 @@ static int spawn(struct daemon *d, int lock_fd)
 
 int watchdog_start(struct daemon *d)
 {
-	int lock_fd = take_lock(d), r;
+	int lock_fd, r;
+
+	if (!d->watchdog) {
+		if (!(d->watchdog = calloc(1, sizeof(*d->watchdog))))
+			return -ENOMEM;
+		d->watchdog->fd = -1;
+	}
+	lock_fd = take_lock(d);
 
 	if (lock_fd < 0)
 		return log_errno(lock_fd, "watchdog lock in %s (is another watchdog still freezing?)",
-				 d->cfg.runtime_dir);
+				 d->cfg->runtime_dir);
 	recover(d);
 	r = spawn(d, lock_fd);
 	close(lock_fd); /* the watchdog holds it now */
@@ -206,12 +221,12 @@ static void restart(struct daemon *d)
 {
 	int status;
 
-	close(d->watchdog_fd);
-	d->watchdog_fd = -1;
-	if (d->watchdog_pid > 0)
-		waitpid(d->watchdog_pid, &status, 0);
-	d->watchdog_pid = 0;
-	d->watchdog_restarts++;
+	close(d->watchdog->fd);
+	d->watchdog->fd = -1;
+	if (d->watchdog->pid > 0)
+		waitpid(d->watchdog->pid, &status, 0);
+	d->watchdog->pid = 0;
+	d->watchdog->restarts++;
 	log_warn("the watchdog is gone; starting another");
 	watchdog_start(d);
 }
@@ -221,7 +236,7 @@ static int send_text(struct daemon *d, const char *text)
 	size_t len = strlen(text), off = 0;
 
 	while (off < len) {
-		ssize_t n = write(d->watchdog_fd, text + off, len - off);
+		ssize_t n = write(d->watchdog->fd, text + off, len - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -237,13 +252,13 @@ void watchdog_tick(struct daemon *d)
 	char *list;
 	int r;
 
-	if (d->watchdog_fd < 0)
+	if (!d->watchdog || d->watchdog->fd < 0)
 		return;
 	list = watched_list(d);
-	if (list && (!d->watchdog_sent || strcmp(list, d->watchdog_sent) != 0)) {
+	if (list && (!d->watchdog->sent || strcmp(list, d->watchdog->sent) != 0)) {
 		r = send_text(d, list);
-		free(d->watchdog_sent);
-		d->watchdog_sent = r == 0 ? list : NULL;
+		free(d->watchdog->sent);
+		d->watchdog->sent = r == 0 ? list : NULL;
 	} else {
 		free(list);
 		r = send_text(d, "h\n");
@@ -258,14 +273,18 @@ void watchdog_stop(struct daemon *d)
 {
 	int status;
 
-	if (d->watchdog_fd < 0)
+	if (!d->watchdog)
 		return;
-	fcntl(d->watchdog_fd, F_SETFL, 0);
+	if (d->watchdog->fd < 0)
+		goto out;
+	fcntl(d->watchdog->fd, F_SETFL, 0);
 	send_text(d, "q\n");
-	close(d->watchdog_fd);
-	d->watchdog_fd = -1;
-	if (d->watchdog_pid > 0)
-		waitpid(d->watchdog_pid, &status, 0);
-	free(d->watchdog_sent);
-	d->watchdog_sent = NULL;
+	close(d->watchdog->fd);
+	d->watchdog->fd = -1;
+	if (d->watchdog->pid > 0)
+		waitpid(d->watchdog->pid, &status, 0);
+out:
+	free(d->watchdog->sent);
+	free(d->watchdog);
+	d->watchdog = NULL;
 }

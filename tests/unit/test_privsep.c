@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "monitor/daemon.h"
+#include "counters.h"
+#include "monitor/control.h"
 #include "monitor/http.h"
 #include "monitor/metrics.h"
 #include "store/registry.h"
@@ -57,7 +59,9 @@ static char *exchange(const char *requests)
 	struct lineserver_config lc = { .name = "http", .id = LINESERVER_HTTP, .line_max = 65552,
 					.clients_max = 2, .reply_buffer_max = 1 << 20,
 					.group = (gid_t)-1 };
-	struct daemon d = { .http_listen_fd = -1, .export_state_fd = -1 };
+	static struct config cfg;
+	static struct daemon_self self = { .group = (gid_t)-1 };
+	struct daemon d = { .cfg = &cfg, .self = &self };
 	static char out[65536];
 	struct store *s = NULL;
 	char path[128];
@@ -65,8 +69,7 @@ static char *exchange(const char *requests)
 	ssize_t n;
 	size_t len = 0;
 
-	d.bad_input_rl.interval_ns = NSEC_PER_SEC;
-	d.bad_input_rl.burst = 100;
+	config_defaults(&cfg);
 	snprintf(path, sizeof(path), "%s/privsep.db", tmpdir);
 	unlink(path);
 	assert_int_equal(store_open(path, STORE_READ_WRITE, &s), 0);
@@ -75,6 +78,10 @@ static char *exchange(const char *requests)
 	assert_int_equal(registry_new(&d.registry), 0);
 	assert_int_equal(metrics_new(&d.metrics), 0);
 	assert_int_equal(loop_new(&d.loop), 0);
+	assert_int_equal(counters_new(&d.counters), 0);
+	assert_int_equal(http_init(&d), 0);
+	assert_int_equal(trace_ingest_init(&d), 0);
+	assert_int_equal(control_init(&d), 0);
 	assert_int_equal(loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d), 0);
 	assert_true(loop_add_timer(d.loop, 300 * NSEC_PER_MSEC, on_timeout, NULL) >= 0);
 	assert_int_equal(lineserver_new(d.loop, d.writer, -1, &lc, &http_privsep_ops, &d, &d.http), 0);
@@ -94,7 +101,12 @@ static char *exchange(const char *requests)
 	metrics_free(d.metrics);
 	loop_free(d.loop);
 	/* Every refusal was counted (the tests below say how many they sent). */
-	snprintf(out + len, sizeof(out) - len, "refused=%llu\n", (unsigned long long)d.http_refused);
+	snprintf(out + len, sizeof(out) - len, "refused=%llu\n",
+		 (unsigned long long)http_channel_refused(&d));
+	http_free(&d);
+	trace_ingest_free(&d);
+	control_free(&d);
+	counters_free(d.counters);
 	return out;
 }
 
