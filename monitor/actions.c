@@ -12,9 +12,9 @@
 
 #include "names.h"
 #include "cgroup.h"
-#include "control.h"
 #include "daemon.h"
 #include "macro.h"
+#include "records.h"
 #include "netns-thread.h"
 #include "timeutil.h"
 
@@ -117,7 +117,7 @@ static int confirm(enum action_kind k, const char *rel)
 
 void action_record(struct daemon *d, const struct store_sandbox *sb, const struct action_request *rq,
 		   int64_t done_ts, int64_t act_ns, int64_t confirm_ns, const char *result,
-		   uint64_t token)
+		   json_t **ret_record)
 {
 	struct writer_op op;
 	struct store_action *a = calloc(1, sizeof(*a));
@@ -128,7 +128,6 @@ void action_record(struct daemon *d, const struct store_sandbox *sb, const struc
 	snprintf(kind, sizeof(kind), "action.%s", action_kind_name(rq->kind));
 	writer_event_init(&op, sb, done_ts, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
 	op.type = WRITER_OP_ACTION;
-	op.token = token;
 	f = json_pack("{s:s, s:s, s:s*, s:s, s:I, s:I, s:I}", "action", action_kind_name(rq->kind),
 		      "requested_by", rq->requested_by, "reason", rq->reason, "result", result,
 		      "act_ns", (json_int_t)act_ns, "confirm_ns", (json_int_t)confirm_ns,
@@ -156,17 +155,11 @@ void action_record(struct daemon *d, const struct store_sandbox *sb, const struc
 	if (rq->reason)
 		strscpy(a->reason, sizeof(a->reason), rq->reason);
 	op.action = a;
-	if (token) {
-		int failed = strncmp(result, "failed", 6) == 0;
-
-		json_object_set_new(f, "ok", json_boolean(!failed));
-		if (failed)
-			json_object_set_new(f, "error", json_string(result));
-		json_object_set_new(f, "sandbox", json_string(sb->name));
-		op.msg = json_dumps(f, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	}
-	json_decref(f);
 	writer_submit(d->writer, &op);
+	if (ret_record)
+		*ret_record = f; /* the caller's reference */
+	else
+		json_decref(f);
 }
 
 int action_act(const struct store_sandbox *sb, enum action_kind kind, struct action_done *done)
@@ -178,7 +171,7 @@ int action_act(const struct store_sandbox *sb, enum action_kind kind, struct act
 }
 
 int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		  const struct action_done *done, uint64_t token)
+		  const struct action_done *done, json_t **ret_record)
 {
 	char result[64];
 	uint64_t t2;
@@ -205,10 +198,10 @@ int action_finish(struct daemon *d, struct store_sandbox *sb, const struct actio
 	if (done->r == 0) {
 		strcpy(sb->state, state_after(rq->kind));
 		sb->updated_ts = time_now_ns();
-		control_store_sandbox(d, sb);
+		record_sandbox(d, sb);
 	}
 	action_record(d, sb, rq, time_now_ns(), (int64_t)(done->t1 - done->t0),
-		      (int64_t)(t2 - done->t1), result, token);
+		      (int64_t)(t2 - done->t1), result, ret_record);
 	log_info("sandbox %s: %s by %s: %s in %llu us (confirmed after %llu us)%s%s", sb->name,
 		 action_kind_name(rq->kind), rq->requested_by, result,
 		 (unsigned long long)(done->t1 - done->t0) / 1000,
@@ -218,45 +211,18 @@ int action_finish(struct daemon *d, struct store_sandbox *sb, const struct actio
 }
 
 int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		 uint64_t token)
+		 json_t **ret_record)
 {
 	struct action_done done;
 
 	action_act(sb, rq->kind, &done);
-	return action_finish(d, sb, rq, &done, token);
+	return action_finish(d, sb, rq, &done, ret_record);
 }
 
-void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-	       json_t *req)
+int action_kind_from_name(const char *name)
 {
-	action_op_by(d, ls, token, lineno, req, "cli");
-}
-
-void action_op_by(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		  json_t *req, const char *requested_by)
-{
-	struct action_request rq = { .requested_by = requested_by };
-	const char *op, *name, *reason = NULL;
-	struct store_sandbox *sb;
-	json_error_t jerr;
-	size_t k;
-
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s}", "op", &op, "sandbox",
-			   &name, "reason", &reason) < 0)
-		return control_refuse(d, ls, token, lineno, jerr.text);
-	for (k = 0; k < _ACTION_MAX && strcmp(op, kind_names[k]) != 0; k++)
-		;
-	if (k == _ACTION_MAX)
-		return control_refuse(d, ls, token, lineno, "unknown action");
-	if (reason && strlen(reason) >= sizeof(((struct store_action *)0)->reason))
-		return control_refuse(d, ls, token, lineno, "reason too long (255 bytes at most)");
-	if (!(sb = registry_find(d->registry, name)))
-		return control_refuse(d, ls, token, lineno, "unknown sandbox");
-	if (!sb->cgroup[0] || !registry_live(sb))
-		return control_refuse(d, ls, token, lineno, "the sandbox is not running or frozen");
-	if (k == ACTION_THAW && strcmp(sb->state, "frozen") != 0)
-		return control_refuse(d, ls, token, lineno, "the sandbox is not frozen");
-	rq.kind = (enum action_kind)k;
-	rq.reason = reason;
-	action_apply(d, sb, &rq, token);
+	for (int k = 0; k < _ACTION_MAX; k++)
+		if (strcmp(name, kind_names[k]) == 0)
+			return k;
+	return -EINVAL;
 }

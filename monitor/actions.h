@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 struct daemon;
-struct lineserver;
 struct store_sandbox;
 
 enum action_kind {
@@ -46,33 +45,32 @@ struct action_done {
  */
 int action_act(const struct store_sandbox *sb, enum action_kind kind, struct action_done *done);
 
-/* Confirms what action_act did, sets sb's state, records it; returns as action_apply. */
+/*
+ * Confirms what action_act did, sets sb's state, records it (an action.KIND event and an actions
+ * row, in one store operation). With ret_record, *ret_record is the record's fields (a new
+ * reference: a reply is made of them). Returns as action_apply.
+ */
 int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		  const struct action_done *done, uint64_t token);
+		  const struct action_done *done, json_t **ret_record);
 
 /*
- * Acts on sb's cgroup, confirms, records; with token, answers that client once the record is
- * durable. Returns 0 (done and confirmed), -ETIMEDOUT (done, not confirmed within a second), or
- * -errno (not done; recorded as failed all the same).
+ * Acts on sb's cgroup, confirms, records (ret_record as above). Returns 0 (done and confirmed),
+ * -ETIMEDOUT (done, not confirmed within a second), or -errno (not done; recorded as failed all
+ * the same).
  */
 int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		 uint64_t token);
+		 json_t **ret_record);
 
 /*
  * Records an action done at done_ts (wall ns) that took act_ns to do and confirm_ns to confirm,
  * with its result ("ok", "unconfirmed", "failed: ..."): an action.KIND event and an actions row,
- * in one store operation; with token, that client's answer once durable.
+ * in one store operation (ret_record as above).
  */
 void action_record(struct daemon *d, const struct store_sandbox *sb,
 		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
-		   int64_t confirm_ns, const char *result, uint64_t token);
+		   int64_t confirm_ns, const char *result, json_t **ret_record);
 
-/* {"op":"freeze"|"thaw"|"kill"|"quarantine","sandbox":NAME[,"reason":TEXT]}: the kill switch. */
-void action_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-	       json_t *req);
-
-/* The same, for a request that came another way ("http": the HTTP API's channel). */
-void action_op_by(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		  json_t *req, const char *requested_by);
+/* The action named name ("freeze", ...), or -EINVAL. */
+int action_kind_from_name(const char *name);
 
 #endif

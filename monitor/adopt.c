@@ -8,25 +8,15 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "control.h"
 #include "exec-scope.h"
 #include "daemon.h"
 #include "macro.h"
 #include "policies.h"
+#include "records.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
 #include "verdicts.h"
-
-/* Stores a monitor event about sb's watch (kind sandbox.*) with fields f (taken). */
-static void store_event(struct daemon *d, const struct store_sandbox *sb, const char *kind,
-			json_t *f)
-{
-	struct writer_op op;
-
-	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
-	writer_submit_event(d->writer, &op, f);
-}
 
 /*
  * Why rel cannot be adopted, or NULL: it must be a plain relative path to an existing v2 cgroup,
@@ -74,60 +64,20 @@ static const char *cgroup_refusal(const char *rel, size_t max)
 	return NULL;
 }
 
-void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		    json_t *req)
+/* Registers name (new, or adopted before and not live) for cgroup rel: the registry's entry. */
+static int take_name(struct daemon *d, const struct adopt_watch *w, const char *hash,
+		     struct store_sandbox **ret, const char **why)
 {
-	const char *op, *name, *rel, *hash = NULL, *why, *text = NULL;
-	struct store_sandbox *sb, *other, saved;
-	char text_hash[72], err[256];
-	json_error_t jerr;
+	struct store_sandbox *sb = registry_find(d->registry, w->name), saved;
 	int created = 0, r;
-	uint64_t cgid = 0;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:s, s?:s, s?:s}", "op", &op,
-			   "sandbox", &name, "cgroup", &rel, "policy_hash", &hash, "policy",
-			   &text) < 0)
-		return control_refuse(d, ls, token, lineno, jerr.text);
-	/* It reaches outside firebreak/: only root may point the monitor (and its kill switch) at
-	 * another cgroup, not every member of the firebreak group. */
-	if (!lineserver_peer_root(ls, token))
-		return control_refuse(d, ls, token, lineno, "only root may adopt a cgroup");
-	if (!event_sandbox_name_valid(name))
-		return control_refuse(d, ls, token, lineno, "invalid sandbox name");
-	if (hash && strlen(hash) >= sizeof(saved.policy_hash))
-		return control_refuse(d, ls, token, lineno, "policy_hash too long");
-	if ((why = cgroup_refusal(rel, sizeof(saved.cgroup))))
-		return control_refuse(d, ls, token, lineno, why);
-	/* The policy's text, for its detectors: loaded by the one loader, kept by its hash. */
-	if (text) {
-		if (policies_take_text(d, text, strlen(text), text_hash, err, sizeof(err)) < 0)
-			return control_refuse(d, ls, token, lineno, err);
-		if (hash && strcmp(hash, text_hash) != 0)
-			return control_refuse(d, ls, token, lineno,
-					      "policy_hash is not the hash of the policy sent");
-		hash = text_hash;
-	}
-	sb = registry_find(d->registry, name);
-	if (sb && !registry_adopted(sb) && sb->cgroup[0])
-		return control_refuse(d, ls, token, lineno,
-				      "the name belongs to a sandbox the enforcer made");
-	if (sb && registry_live(sb)) {
-		if (strcmp(sb->cgroup, rel) != 0)
-			return control_refuse(d, ls, token, lineno,
-					      "the name is watching another cgroup");
-		return control_submit_sandbox(d, ls, token, lineno, sb); /* again: no change */
-	}
-	/* One task, one sandbox: watched cgroups must not nest. */
-	if ((other = registry_adopted_overlapping(d->registry, rel)))
-		return control_refuse(d, ls, token, lineno,
-				      "the cgroup is inside, or holds, another adopted sandbox");
 	if (!sb) {
-		if (registry_add(d->registry, name, time_now_ns(), &sb) < 0)
-			return control_refuse(d, ls, token, lineno, "cannot add the sandbox");
+		if ((r = registry_add(d->registry, w->name, time_now_ns(), &sb)) < 0)
+			return *why = "cannot add the sandbox", r;
 		created = 1;
 	}
 	saved = *sb;
-	strcpy(sb->cgroup, rel);
+	strcpy(sb->cgroup, w->cgroup);
 	strcpy(sb->state, "running");
 	if (hash)
 		strcpy(sb->policy_hash, hash);
@@ -136,15 +86,62 @@ void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 		*sb = saved;
 		if (created)
 			strcpy(sb->state, "destroyed"); /* the registry cannot forget a name */
-		log_errno(r, "watch %s as %s", rel, name);
-		return control_refuse(d, ls, token, lineno, "the cgroup could not be traced");
+		log_errno(r, "watch %s as %s", w->cgroup, w->name);
+		return *why = "the cgroup could not be traced", r;
 	}
-	cgroup_id(rel, &cgid);
-	log_info("sandbox %s adopted: cgroup %s (id %llu)", name, rel, (unsigned long long)cgid);
-	control_submit_sandbox(d, ls, token, lineno, sb);
-	store_event(d, sb, "sandbox.watch",
-		    json_pack("{s:s, s:I, s:i, s:s*}", "cgroup", rel, "cgroup_id", (json_int_t)cgid,
-			      "level", (int)cgroup_level(rel), "policy_hash", hash));
+	*ret = sb;
+	return 0;
+}
+
+int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sandbox **ret,
+		const char **ret_why, char *err, size_t errlen)
+{
+	const char *hash = w->policy_hash;
+	struct store_sandbox *sb, *other;
+	char text_hash[72];
+	uint64_t cgid = 0;
+	int r;
+
+	*ret_why = err;
+	if (!event_sandbox_name_valid(w->name))
+		return *ret_why = "invalid sandbox name", -EINVAL;
+	if (hash && strlen(hash) >= sizeof(sb->policy_hash))
+		return *ret_why = "policy_hash too long", -EINVAL;
+	if ((*ret_why = cgroup_refusal(w->cgroup, sizeof(sb->cgroup))))
+		return -EINVAL;
+	*ret_why = err;
+	/* The policy's text, for its detectors: loaded by the one loader, kept by its hash. */
+	if (w->policy) {
+		if ((r = policies_take_text(d, w->policy, strlen(w->policy), text_hash, err,
+					    errlen)) < 0)
+			return r;
+		if (hash && strcmp(hash, text_hash) != 0)
+			return *ret_why = "policy_hash is not the hash of the policy sent", -EINVAL;
+		hash = text_hash;
+	}
+	sb = registry_find(d->registry, w->name);
+	if (sb && !registry_adopted(sb) && sb->cgroup[0])
+		return *ret_why = "the name belongs to a sandbox the enforcer made", -EEXIST;
+	if (sb && registry_live(sb)) {
+		if (strcmp(sb->cgroup, w->cgroup) != 0)
+			return *ret_why = "the name is watching another cgroup", -EEXIST;
+		*ret = sb; /* again: no change */
+		return 0;
+	}
+	/* One task, one sandbox: watched cgroups must not nest. */
+	if ((other = registry_adopted_overlapping(d->registry, w->cgroup)))
+		return *ret_why = "the cgroup is inside, or holds, another adopted sandbox", -EEXIST;
+	if ((r = take_name(d, w, hash, &sb, ret_why)) < 0)
+		return r;
+	cgroup_id(w->cgroup, &cgid);
+	log_info("sandbox %s adopted: cgroup %s (id %llu)", w->name, w->cgroup,
+		 (unsigned long long)cgid);
+	record_event(d, sb, "sandbox.watch",
+		     json_pack("{s:s, s:I, s:i, s:s*}", "cgroup", w->cgroup, "cgroup_id",
+			       (json_int_t)cgid, "level", (int)cgroup_level(w->cgroup),
+			       "policy_hash", hash));
+	*ret = sb;
+	return 0;
 }
 
 /* Stops watching sb (adopted, running) and stores its new state. */
@@ -157,28 +154,22 @@ static void release(struct daemon *d, struct store_sandbox *sb, const char *stat
 	sb->updated_ts = time_now_ns();
 	verdicts_forget(d, sb->name);
 	log_info("sandbox %s (adopted cgroup %s): %s", sb->name, sb->cgroup, state);
-	store_event(d, sb, kind, json_pack("{s:s}", "cgroup", sb->cgroup));
+	record_event(d, sb, kind, json_pack("{s:s}", "cgroup", sb->cgroup));
 }
 
-void adopt_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		      json_t *req)
+int adopt_unwatch(struct daemon *d, const char *name, struct store_sandbox **ret,
+		  const char **ret_why)
 {
-	struct store_sandbox *sb;
-	const char *op, *name;
-	json_error_t jerr;
+	struct store_sandbox *sb = registry_find(d->registry, name);
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s}", "op", &op, "sandbox", &name) < 0)
-		return control_refuse(d, ls, token, lineno, jerr.text);
-	if (!lineserver_peer_root(ls, token))
-		return control_refuse(d, ls, token, lineno, "only root may release a cgroup");
-	if (!(sb = registry_find(d->registry, name)))
-		return control_refuse(d, ls, token, lineno, "unknown sandbox");
+	if (!sb)
+		return *ret_why = "unknown sandbox", -ENOENT;
 	if (!registry_adopted(sb))
-		return control_refuse(d, ls, token, lineno,
-				      "not an adopted cgroup (firebreak destroy ends a sandbox)");
+		return *ret_why = "not an adopted cgroup (firebreak destroy ends a sandbox)", -EINVAL;
 	if (registry_live(sb))
 		release(d, sb, "unwatched", "sandbox.unwatch");
-	control_submit_sandbox(d, ls, token, lineno, sb);
+	*ret = sb;
+	return 0;
 }
 
 void adopt_reap(struct daemon *d)
@@ -193,7 +184,7 @@ void adopt_reap(struct daemon *d)
 		if (cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) == 0 && access(dir, F_OK) < 0 &&
 		    errno == ENOENT) {
 			release(d, sb, "destroyed", "sandbox.gone");
-			control_store_sandbox(d, sb);
+			record_sandbox(d, sb);
 		}
 	}
 }
@@ -240,8 +231,8 @@ static int scan_one(const char *name, void *data)
 	strcpy(sb->state, "running");
 	sb->updated_ts = time_now_ns();
 	log_warn("sandbox %s: its cgroup runs but the store said %s; watching it again", name, was);
-	control_store_sandbox(d, sb);
-	store_event(d, sb, "sandbox.readopt",
+	record_sandbox(d, sb);
+	record_event(d, sb, "sandbox.readopt",
 		    json_pack("{s:s, s:s}", "cgroup", sb->cgroup, "store_state", was));
 	x->changed++;
 	return 0;
@@ -262,8 +253,8 @@ int adopt_scan(struct daemon *d)
 		strcpy(sb->state, "destroyed");
 		sb->updated_ts = time_now_ns();
 		log_info("sandbox %s: its cgroup %s is gone; marked destroyed", sb->name, sb->cgroup);
-		control_store_sandbox(d, sb);
-		store_event(d, sb, "sandbox.gone", json_pack("{s:s}", "cgroup", sb->cgroup));
+		record_sandbox(d, sb);
+		record_event(d, sb, "sandbox.gone", json_pack("{s:s}", "cgroup", sb->cgroup));
 		x.changed++;
 	}
 	cgroup_list_children(CGROUP_ROOT_NAME, scan_one, &x);

@@ -6,19 +6,30 @@
 #ifndef FB_ADOPT_H
 #define FB_ADOPT_H
 
-#include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct daemon;
-struct lineserver;
+struct store_sandbox;
 
-/* {"op":"watch","sandbox":NAME,"cgroup":REL[,"policy_hash":H]} (root only). */
-void adopt_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		    json_t *req);
+/* What `firebreak watch` asks for (op watch; the control socket checks it comes from root). */
+struct adopt_watch {
+	const char *name;	 /* the sandbox's name */
+	const char *cgroup;	 /* the cgroup, relative to the v2 hierarchy's root */
+	const char *policy_hash; /* NULL: none */
+	const char *policy;	 /* its text, or NULL */
+};
 
-/* {"op":"unwatch","sandbox":NAME} (root only): stops watching an adopted cgroup. */
-void adopt_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		      json_t *req);
+/*
+ * Watches w->cgroup as sandbox w->name (or finds it watched already, unchanged): 0 and *ret, or
+ * -errno with *ret_why saying why (a static text, or the policy loader's message in err).
+ */
+int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sandbox **ret,
+		const char **ret_why, char *err, size_t errlen);
+
+/* Stops watching adopted sandbox name: 0 and *ret, or -errno and *ret_why. */
+int adopt_unwatch(struct daemon *d, const char *name, struct store_sandbox **ret,
+		  const char **ret_why);
 
 /* Marks adopted sandboxes whose cgroup has gone (the container ended) as destroyed. */
 void adopt_reap(struct daemon *d);

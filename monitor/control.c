@@ -6,8 +6,7 @@
 
 #include "cgroup.h"
 #include "counters.h"
-#include "actions.h"
-#include "adopt.h"
+#include "control-internal.h"
 #include "exec-scope.h"
 #include "control.h"
 #include "daemon.h"
@@ -144,19 +143,6 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	control_submit_sandbox(d, ls, token, lineno, sb);
 }
 
-void control_store_sandbox(struct daemon *d, const struct store_sandbox *sb)
-{
-	struct writer_op wop = { .type = WRITER_OP_SANDBOX };
-
-	event_init(&wop.ev);
-	if (!(wop.sandbox = malloc(sizeof(*wop.sandbox)))) {
-		log_error("sandbox %s: out of memory storing its state %s", sb->name, sb->state);
-		return;
-	}
-	*wop.sandbox = *sb;
-	writer_submit(d->writer, &wop);
-}
-
 void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,
 			    uint64_t lineno, const struct store_sandbox *sb)
 {
@@ -258,13 +244,13 @@ static const struct {
 	{ "ping", op_ping },
 	{ "stats", op_stats },
 	{ "register", op_register },
-	{ "watch", adopt_op_watch },
-	{ "exec-scope", exec_scope_op },
-	{ "freeze", action_op },
-	{ "thaw", action_op },
-	{ "kill", action_op },
-	{ "quarantine", action_op },
-	{ "unwatch", adopt_op_unwatch },
+	{ "watch", control_op_watch },
+	{ "exec-scope", control_op_exec_scope },
+	{ "freeze", control_op_action },
+	{ "thaw", control_op_action },
+	{ "kill", control_op_action },
+	{ "quarantine", control_op_action },
+	{ "unwatch", control_op_unwatch },
 	{ "event", op_event },
 };
 

@@ -1,6 +1,7 @@
 /*
- * What the control socket's request handlers share (monitor/control.c dispatches; other files
- * implement some ops): replying, refusing, and storing a sandbox's row before answering.
+ * The control socket (docs/control.md): control.c dispatches each request and formats every
+ * reply; control-ops.c parses the ops whose work a domain module does. Domain modules return
+ * results and -errno and never answer a client themselves.
  */
 #ifndef FB_CONTROL_H
 #define FB_CONTROL_H
@@ -26,8 +27,13 @@ void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj);
 void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		    const char *msg);
 
-/* Stores sb's row with no one to answer (a change the monitor made on its own). */
-void control_store_sandbox(struct daemon *d, const struct store_sandbox *sb);
+/*
+ * The kill switch's request, {"op":"freeze"|"thaw"|"kill"|"quarantine","sandbox":NAME
+ * [,"reason":TEXT]}, from requested_by ("cli", or "http": the HTTP API's channel): done, and
+ * answered with the action's record once it is durable.
+ */
+void control_action(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+		    json_t *req, const char *requested_by);
 
 /* Stores sb's row and answers {"ok":true,"sandbox":NAME,"id":N} once it is durable. */
 void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
 #include "daemon.h"
 #include "hashmap.h"
 #include "macro.h"
@@ -52,34 +51,6 @@ int exec_scope_confine(struct daemon *d, const struct store_sandbox *sb, int64_t
 		return r;
 	}
 	return 1;
-}
-
-void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		   json_t *req)
-{
-	const char *op, *name, *tool, *program;
-	struct store_sandbox *sb;
-	json_int_t step, cgid;
-	json_error_t jerr;
-	size_t files = 0;
-	int r;
-
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:I, s:s, s:I, s:s}", "op", &op,
-			   "sandbox", &name, "step", &step, "tool", &tool, "cgroup_id", &cgid,
-			   "program", &program) < 0)
-		return control_refuse(d, ls, token, lineno, jerr.text);
-	if (!(sb = registry_find(d->registry, name)) || !registry_live(sb))
-		return control_refuse(d, ls, token, lineno, "unknown or stopped sandbox");
-	r = exec_scope_confine(d, sb, step, tool, (uint64_t)cgid, program, &files);
-	if (r == -ENOTCONN)
-		return control_refuse(d, ls, token, lineno, "the process tracer is not running");
-	if (r < 0)
-		return control_refuse(d, ls, token, lineno, "the exec scope could not be set");
-	if (r == 0)
-		return control_reply_json(ls, token, json_pack("{s:b, s:b}", "ok", 1, "confined", 0));
-	control_reply_json(ls, token,
-			   json_pack("{s:b, s:b, s:I}", "ok", 1, "confined", 1, "files",
-				     (json_int_t)files));
 }
 
 int exec_scope_init(struct daemon *d)

@@ -7,15 +7,10 @@
 #ifndef FB_EXEC_SCOPE_H
 #define FB_EXEC_SCOPE_H
 
-#include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct daemon;
-struct lineserver;
-
-/* {"op":"exec-scope","sandbox":S,"step":N,"tool":T,"cgroup_id":C,"program":P} */
-void exec_scope_op(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		   json_t *req);
 
 struct store_sandbox;
 

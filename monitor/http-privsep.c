@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actions.h"
 #include "bounds.h"
 #include "control.h"
 #include "daemon.h"
@@ -56,7 +55,7 @@ static void op_action(struct daemon *d, struct lineserver *ls, uint64_t token, u
 		return refuse(d, ls, token, lineno, "an action needs {\"sandbox\":...}");
 	}
 	json_object_set_new(req, "op", json_string(type));
-	action_op_by(d, ls, token, lineno, req, "http");
+	control_action(d, ls, token, lineno, req, "http");
 	json_decref(req);
 }
 

@@ -277,7 +277,7 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 					     .incident_id = pa >= POLICY_ACTION_ALERT ? sd->incident_id
 										      : 0 };
 
-		action_finish(d, sb, &rq, &done, 0);
+		action_finish(d, sb, &rq, &done, NULL);
 	}
 	log_warn("sandbox %s: %s (%s) on step %lld: %s", sb->name, v->rule,
 		 detect_severity_name(v->severity), (long long)v->step, v->reason);

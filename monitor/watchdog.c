@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "actions.h"
-#include "control.h"
 #include "daemon.h"
 #include "macro.h"
 #include "timeutil.h"
@@ -70,7 +69,7 @@ static void recover_one(struct daemon *d, const char *rel, const char *result, c
 			    json_pack("{s:s, s:I, s:I, s:s}", "reason", reason, "since",
 				      (json_int_t)beat_ts, "until", (json_int_t)time_now_ns(),
 				      "watchdog", result));
-	action_record(d, sb, &rq, frozen_ts, frozen_ts - beat_ts, 0, result, 0);
+	action_record(d, sb, &rq, frozen_ts, frozen_ts - beat_ts, 0, result, NULL);
 	/* Frozen by a verdict or an operator before the outage: that stands. */
 	if (strcmp(sb->state, "running") != 0)
 		return;
@@ -78,7 +77,7 @@ static void recover_one(struct daemon *d, const char *rel, const char *result, c
 	rq.requested_by = "recovery";
 	rq.reason = "firebreakd watches again";
 	rq.trigger_ts = 0;
-	action_apply(d, sb, &rq, 0);
+	action_apply(d, sb, &rq, NULL);
 }
 
 /* Reads DIR/watchdog.json, left by a watchdog that froze its daemon's cgroups; then removes it. */
