@@ -187,54 +187,6 @@ size_t detect_event(struct detect_state *st, const struct event *ev, struct dete
 	return kept;
 }
 
-/* Where the value of "key": starts in fields, or NULL. */
-static const char *field_value(const char *fields, const char *key)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = fields; p && (p = strchr(p, '"')); p++) {
-		if (strncmp(p + 1, key, klen) == 0 && p[klen + 1] == '"' && p[klen + 2] == ':')
-			return p + klen + 3;
-	}
-	return NULL;
-}
-
-int detect_field_str(const char *fields, const char *key, char *buf, size_t size)
-{
-	const char *v = fields ? field_value(fields, key) : NULL;
-	size_t n = 0;
-
-	if (!v || *v != '"' || size == 0)
-		return 0;
-	for (v++; *v && *v != '"' && *v != '\\' && n + 1 < size; v++)
-		buf[n++] = *v;
-	buf[n] = '\0';
-	return *v == '"';
-}
-
-int detect_field_int(const char *fields, const char *key, int64_t *ret)
-{
-	const char *v = fields ? field_value(fields, key) : NULL;
-	char *end;
-	long long x;
-
-	if (!v || (*v != '-' && (*v < '0' || *v > '9')))
-		return 0;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (errno || end == v)
-		return 0;
-	*ret = x;
-	return 1;
-}
-
-int detect_field_true(const char *fields, const char *key)
-{
-	const char *v = fields ? field_value(fields, key) : NULL;
-
-	return v && strncmp(v, "true", 4) == 0;
-}
-
 int detect_tool_scope(const struct detect_state *st, const char *tool, char *const **programs,
 		      size_t *n_programs, char *const **children, size_t *n_children)
 {

@@ -3,8 +3,8 @@
  * is a pure function of the events fed to it, in order, and of its own state, so a replay of the
  * same events gives the same verdicts (Part 8). docs/detectors.md lists the rules and defaults.
  *
- * Fields are read from the events' compact JSON text by key (detect_field_*), without parsing the
- * whole object: the values the rules read (addresses, fixed words, numbers) never need escaping.
+ * The rules take the event model's events (const struct event *) and read kind-specific fields
+ * through its typed accessors (event_field_str/int/true, lib/event.h), never the fields' text.
  */
 #ifndef FB_DETECT_H
 #define FB_DETECT_H
@@ -81,14 +81,5 @@ size_t detect_event(struct detect_state *st, const struct event *ev, struct dete
  */
 int detect_tool_scope(const struct detect_state *st, const char *tool, char *const **programs,
 		      size_t *n_programs, char *const **children, size_t *n_children);
-
-/* The string value of key in a compact JSON object's text, copied to buf; 1 if found, else 0. */
-int detect_field_str(const char *fields, const char *key, char *buf, size_t size);
-
-/* The integer value of key; 1 and *ret if found, else 0. */
-int detect_field_int(const char *fields, const char *key, int64_t *ret);
-
-/* Whether the value of key is the literal true. */
-int detect_field_true(const char *fields, const char *key);
 
 #endif

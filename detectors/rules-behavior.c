@@ -48,7 +48,7 @@ static size_t on_exec(struct detect_state *st, const struct event *ev, struct de
 	char path[256];
 	const char *prog;
 
-	if (!t || !detect_field_str(ev->fields, "path", path, sizeof(path)))
+	if (!t || !event_field_str(ev, "path", path, sizeof(path)))
 		return 0;
 	prog = step_program(st, ev->step);
 	if (in_scope(t, prog, path))
@@ -81,7 +81,7 @@ size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 		size_t i = st->steps_next++ % DETECT_STEPS_MAX;
 
 		st->steps[i].step = ev->step;
-		if (!detect_field_str(ev->fields, "program", st->steps[i].program,
+		if (!event_field_str(ev, "program", st->steps[i].program,
 				      sizeof(st->steps[i].program)))
 			st->steps[i].program[0] = '\0';
 		return 0;
@@ -96,8 +96,7 @@ size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 		return 1;
 	}
 	/* A boolean: true is the only value that matters, and it needs no parsing. */
-	if (strcmp(ev->kind, "step.end") == 0 && ev->fields &&
-	    strstr(ev->fields, "\"leftover_killed\":true")) {
+	if (strcmp(ev->kind, "step.end") == 0 && event_field_true(ev, "leftover_killed")) {
 		detect_verdict_init(out, ev, "behavior.step-outlived", DETECT_MEDIUM);
 		snprintf(out->reason, sizeof(out->reason),
 			 "step %lld left processes running after its tool call ended (killed)",

@@ -49,7 +49,7 @@ static int rose(const struct event *ev, const char *key, int64_t *last, int64_t 
 {
 	int64_t v;
 
-	if (!detect_field_int(ev->fields, key, &v) || v <= *last)
+	if (!event_field_int(ev, key, &v) || v <= *last)
 		return 0;
 	*ret_by = v - *last;
 	*last = v;
@@ -65,8 +65,8 @@ static int near_cap(const struct event *ev, const char *use_key, const char *cap
 {
 	int64_t cur, cap;
 
-	if (!detect_field_int(ev->fields, cap_key, &cap) || cap <= 0 ||
-	    !detect_field_int(ev->fields, use_key, &cur))
+	if (!event_field_int(ev, cap_key, &cap) || cap <= 0 ||
+	    !event_field_int(ev, use_key, &cur))
 		return 0;
 	if (cur * 10 < cap * 8)
 		*near = 0;
@@ -87,7 +87,7 @@ static int cpu_saturated(struct detect_state *st, const struct event *ev)
 {
 	int64_t throttled, span, pct;
 
-	if (!detect_field_int(ev->fields, "cpu_throttled_us", &throttled))
+	if (!event_field_int(ev, "cpu_throttled_us", &throttled))
 		return -1;
 	if (!st->cpu_ts || throttled < st->cpu_throttled) {
 		st->cpu_ts = ev->ts;
@@ -118,7 +118,7 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 	char what[128], op[16];
 
 	if (strcmp(ev->kind, "host.sysctl") == 0) {
-		if (!detect_field_str(ev->fields, "name", what, sizeof(what)))
+		if (!event_field_str(ev, "name", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
 		detect_verdict_init(out, ev, "escape.sysctl-write", DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason),
@@ -126,16 +126,16 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 		return 1;
 	}
 	if (strcmp(ev->kind, "host.cgroup") == 0) {
-		if (!detect_field_str(ev->fields, "path", what, sizeof(what)))
+		if (!event_field_str(ev, "path", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
-		if (!detect_field_str(ev->fields, "op", op, sizeof(op)))
+		if (!event_field_str(ev, "op", op, sizeof(op)))
 			strscpy(op, sizeof(op), "?");
 		detect_verdict_init(out, ev, "escape.cgroup-write", DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason), "cgroup %s of %s from inside", op, what);
 		return 1;
 	}
-	if (strcmp(ev->kind, "net.unix") == 0 && detect_field_true(ev->fields, "monitor_path")) {
-		if (!detect_field_str(ev->fields, "path", what, sizeof(what)))
+	if (strcmp(ev->kind, "net.unix") == 0 && event_field_true(ev, "monitor_path")) {
+		if (!event_field_str(ev, "path", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
 		detect_verdict_init(out, ev, "escape.monitor-socket", DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason), "a unix socket of the monitor's asked for: %s",
@@ -156,7 +156,7 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 	if (max == 0)
 		return 0;
 	if (strcmp(ev->kind, "seccomp.denied") == 0) {
-		if (!detect_field_str(ev->fields, "name", name, sizeof(name)) || !escape_class(name))
+		if (!event_field_str(ev, "name", name, sizeof(name)) || !escape_class(name))
 			return 0;
 		detect_verdict_init(&out[k], ev, "escape.seccomp", DETECT_CRITICAL);
 		snprintf(out[k].reason, sizeof(out[k].reason),

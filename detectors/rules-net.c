@@ -90,7 +90,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 
 	if (strcmp(ev->kind, "net.socket") == 0) {
 		/* A tool with no egress in its scope has no business with an internet socket. */
-		if (detect_field_str(ev->fields, "family", family, sizeof(family)) &&
+		if (event_field_str(ev, "family", family, sizeof(family)) &&
 		    (strcmp(family, "inet") == 0 || strcmp(family, "inet6") == 0) &&
 		    tool_without_network(st, ev) && k < max) {
 			detect_verdict_init(&out[k], ev, "tool.network-out-of-scope", DETECT_HIGH);
@@ -103,7 +103,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 	}
 	if (!connect && !denied)
 		return 0;
-	if (!detect_field_str(ev->fields, "dst", dst, sizeof(dst)))
+	if (!event_field_str(ev, "dst", dst, sizeof(dst)))
 		return 0;
 	if (metadata_address(dst) && k < max) {
 		detect_verdict_init(&out[k], ev, "net.metadata", DETECT_CRITICAL);
@@ -118,7 +118,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 		k++;
 	}
 	/* Refused by the egress hook, or dropped at the gate: one denial each. */
-	if (connect && (!detect_field_str(ev->fields, "egress_hook", hook, sizeof(hook)) ||
+	if (connect && (!event_field_str(ev, "egress_hook", hook, sizeof(hook)) ||
 			strcmp(hook, "refused") != 0))
 		return k;
 	note_denial(st, ev, dst);

@@ -71,6 +71,19 @@ int event_take_fields(struct event *ev, const char *text, size_t len);
 /* Returns ev's fields as a new JSON object (the caller decrefs), or NULL if they do not parse. */
 json_t *event_get_fields(const struct event *ev);
 
+/*
+ * Typed reads of one top-level key of ev's fields (event-fields.c), for the parts that judge
+ * events (the detectors, the metrics) without handling their text. The string's value, decoded
+ * and cut to size - 1 bytes: 1 if key is there and a string, else 0.
+ */
+int event_field_str(const struct event *ev, const char *key, char *buf, size_t size);
+
+/* The integer value of key: 1 and *ret if key is there and an integer, else 0. */
+int event_field_int(const struct event *ev, const char *key, int64_t *ret);
+
+/* Whether key is there and true. */
+int event_field_true(const struct event *ev, const char *key);
+
 /* Returns the encoding of ev as a new JSON object (the caller decrefs), or NULL on -ENOMEM. */
 json_t *event_to_json(const struct event *ev);
 

@@ -107,13 +107,13 @@ static void observe_action(struct metrics *m, const struct event *ev)
 	char result[64] = "", by[64] = "";
 	int64_t latency;
 
-	detect_field_str(ev->fields, "result", result, sizeof(result));
+	event_field_str(ev, "result", result, sizeof(result));
 	/* "failed: ...", "frozen; gate link: ...": the class, not the text. */
 	result[strcspn(result, ":;")] = '\0';
 	(void)count(m->actions, ev->kind + strlen("action."), result[0] ? result : "unknown");
 	/* A detector's action: its latency runs from the event that triggered the verdict. */
-	if (!detect_field_str(ev->fields, "requested_by", by, sizeof(by)) || !strchr(by, '.') ||
-	    !detect_field_int(ev->fields, "latency_ns", &latency) || latency < 0)
+	if (!event_field_str(ev, "requested_by", by, sizeof(by)) || !strchr(by, '.') ||
+	    !event_field_int(ev, "latency_ns", &latency) || latency < 0)
 		return;
 	size_t b = 0;
 
@@ -139,11 +139,11 @@ static void observe_use(struct metrics *m, const struct event *ev)
 			return;
 		}
 	}
-	if (detect_field_int(ev->fields, "cpu_usage_us", &v))
+	if (event_field_int(ev, "cpu_usage_us", &v))
 		u->cpu_us = v;
-	if (detect_field_int(ev->fields, "memory_current", &v))
+	if (event_field_int(ev, "memory_current", &v))
 		u->memory = v;
-	if (detect_field_int(ev->fields, "pids_current", &v))
+	if (event_field_int(ev, "pids_current", &v))
 		u->pids = v;
 }
 
@@ -161,8 +161,8 @@ void metrics_observe(struct metrics *m, const struct event *ev)
 	else
 		m->events_other++;
 	if (strcmp(ev->kind, "verdict") == 0 &&
-	    detect_field_str(ev->fields, "rule", rule, sizeof(rule)) &&
-	    detect_field_str(ev->fields, "severity", severity, sizeof(severity)) &&
+	    event_field_str(ev, "rule", rule, sizeof(rule)) &&
+	    event_field_str(ev, "severity", severity, sizeof(severity)) &&
 	    !count(m->verdicts, rule, severity))
 		m->verdicts_other++;
 	else if (strncmp(ev->kind, "action.", 7) == 0)

@@ -93,7 +93,7 @@ static int loki_add(const struct event *ev, void *data)
 	char key[sizeof(st->key)];
 
 	if (strcmp(ev->kind, "verdict") == 0)
-		detect_field_str(ev->fields, "severity", severity, sizeof(severity));
+		event_field_str(ev, "severity", severity, sizeof(severity));
 	snprintf(key, sizeof(key), "%s\t%s\t%s\t%s", ev->sandbox, ev->tool, ev->kind, severity);
 	if (!(st = hashmap_get(b->streams, key))) {
 		if (!(st = calloc(1, sizeof(*st))))

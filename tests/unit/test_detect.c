@@ -391,21 +391,6 @@ static void test_cpu_saturation_over_a_window(void **state)
 	detect_state_free(st);
 }
 
-static void test_field_reader(void **state)
-{
-	char buf[32];
-	int64_t n;
-
-	assert_true(detect_field_str("{\"a\":\"x\",\"dst\":\"1.2.3.4\"}", "dst", buf, sizeof(buf)));
-	assert_string_equal(buf, "1.2.3.4");
-	assert_false(detect_field_str("{\"xdst\":\"1\"}", "dst", buf, sizeof(buf)));
-	assert_false(detect_field_str("{\"dst\":5}", "dst", buf, sizeof(buf)));
-	assert_false(detect_field_str(NULL, "dst", buf, sizeof(buf)));
-	assert_true(detect_field_int("{\"port\":443,\"x\":-2}", "x", &n));
-	assert_int_equal(n, -2);
-	assert_false(detect_field_int("{\"port\":\"443\"}", "port", &n));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,7 +404,6 @@ int main(void)
 		cmocka_unit_test(test_rules_the_policy_switches_off_stay_quiet),
 		cmocka_unit_test(test_every_rule_is_known_to_the_policy),
 		cmocka_unit_test(test_cpu_saturation_over_a_window),
-		cmocka_unit_test(test_field_reader),
 		cmocka_unit_test(test_escape_indicators),
 	};
 

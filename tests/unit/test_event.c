@@ -571,6 +571,75 @@ static void test_describe_other_event_names_source_kind_pid_and_fields(void **st
 	event_clear(&ev);
 }
 
+/* An event whose fields are text (as a collector or the store gives them). */
+static struct event with_fields(const char *text)
+{
+	struct event ev;
+
+	event_init(&ev);
+	ev.fields = (char *)text;
+	ev.fields_len = strlen(text);
+	return ev;
+}
+
+static void test_field_readers_are_typed_and_top_level(void **state)
+{
+	struct event ev = with_fields("{\"a\":\"x\",\"dst\":\"1.2.3.4\",\"port\":443,\"x\":-2,"
+				      "\"ok\":true,\"no\":false}");
+	char buf[32];
+	int64_t n;
+
+	assert_true(event_field_str(&ev, "dst", buf, sizeof(buf)));
+	assert_string_equal(buf, "1.2.3.4");
+	assert_true(event_field_int(&ev, "x", &n));
+	assert_int_equal(n, -2);
+	assert_true(event_field_true(&ev, "ok"));
+	assert_false(event_field_true(&ev, "no"));
+	/* The wrong type is not the value: a number is no string, a string no number. */
+	assert_false(event_field_str(&ev, "port", buf, sizeof(buf)));
+	assert_false(event_field_int(&ev, "dst", &n));
+	assert_false(event_field_str(&ev, "missing", buf, sizeof(buf)));
+	ev = with_fields("{\"xdst\":\"1\"}");
+	assert_false(event_field_str(&ev, "dst", buf, sizeof(buf)));
+	ev.fields = NULL;
+	ev.fields_len = 0;
+	assert_false(event_field_str(&ev, "dst", buf, sizeof(buf)));
+}
+
+/*
+ * A key's name inside another value is not the key: an argv element, a nested object, a string
+ * that holds `"dst":` (escaped) all come before the real one, which is the one read.
+ */
+static void test_field_readers_skip_what_only_looks_like_the_key(void **state)
+{
+	struct event ev = with_fields("{\"argv\":[\"dst\",\"x\"],\"inner\":{\"dst\":\"9.9.9.9\","
+				      "\"l\":[1,{\"dst\":2}]},\"note\":\"\\\"dst\\\":\\\"6.6.6.6\\\"\","
+				      "\"dst\":\"1.2.3.4\"}");
+	char buf[64];
+
+	assert_true(event_field_str(&ev, "dst", buf, sizeof(buf)));
+	assert_string_equal(buf, "1.2.3.4");
+	assert_true(event_field_str(&ev, "note", buf, sizeof(buf)));
+	assert_string_equal(buf, "\"dst\":\"6.6.6.6\"");
+}
+
+/* Strings come back decoded (escapes, \u to UTF-8) and cut to the buffer. */
+static void test_field_strings_are_decoded_and_cut(void **state)
+{
+	struct event ev = with_fields("{\"p\":\"/tmp/a\\\\b\\n\\u00e9\\ud800\",\"long\":\"abcdefgh\"}");
+	char buf[32], small[4];
+
+	assert_true(event_field_str(&ev, "p", buf, sizeof(buf)));
+	assert_string_equal(buf, "/tmp/a\\b\n\xc3\xa9\xef\xbf\xbd");
+	assert_true(event_field_str(&ev, "long", small, sizeof(small)));
+	assert_string_equal(small, "abc");
+	/* Cut short: an unterminated string or object is not read. */
+	ev = with_fields("{\"p\":\"abc");
+	assert_false(event_field_str(&ev, "p", buf, sizeof(buf)));
+	ev = with_fields("{\"q\":[1,2");
+	assert_false(event_field_int(&ev, "p", &(int64_t){ 0 }));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +672,9 @@ int main(void)
 		cmocka_unit_test(test_describe_coerced_end_names_reason_and_exit_code),
 		cmocka_unit_test(test_describe_truncates_to_the_buffer),
 		cmocka_unit_test(test_describe_other_event_names_source_kind_pid_and_fields),
+		cmocka_unit_test(test_field_readers_are_typed_and_top_level),
+		cmocka_unit_test(test_field_readers_skip_what_only_looks_like_the_key),
+		cmocka_unit_test(test_field_strings_are_decoded_and_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
