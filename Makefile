@@ -4,6 +4,7 @@
 #   make demo     the main job end to end on a temporary state dir
 #   make bench    benchmarks (not part of test)
 #   make format   clang-format every .c and .h
+#   make check    the layout's include rules and the format (make test runs it first)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -13,7 +14,7 @@ PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
 	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
-	libnl-route-3-dev prometheus chromium
+	libnl-route-3-dev prometheus chromium clang-format
 
 BUILD    := build
 CC       ?= gcc
@@ -56,7 +57,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test unit integration demo bench format clean
+.PHONY: all deps test check unit integration demo bench format clean
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -156,7 +157,13 @@ unit: all $(UNIT_BIN)
 integration: all $(PROBE_BIN)
 	@sh tests/run-integration.sh
 
-test: unit integration
+# The house's rules, before anything is built: each folder includes only what it may
+# (docs/architecture.md), and every .c and .h is as clang-format writes it.
+check: deps
+	@python3 tests/check-includes.py
+	@sh tests/check-format.sh
+
+test: check unit integration
 
 demo: all
 	@bash examples/demo.sh
