@@ -312,24 +312,9 @@ static int in_closed(const struct policy_egress_rule *e)
 	return 0;
 }
 
-/* The sandbox's own table, and its link in the main table's set: one transaction. */
-static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigned k,
-			     const struct policy *p)
+/* The sandbox's table opens with the ranges it never reaches and those closed unless opened. */
+static void ruleset_fixed_sets(FILE *f, unsigned k, const char *never4, const char *never6)
 {
-	_cleanup_free_ char *never4 = NULL, *never6 = NULL;
-	struct egress_link l;
-	char *text = NULL, log[160];
-	size_t n = 0, count = policy_egress_count(p), tools = policy_tool_count(p);
-	FILE *f;
-	int first;
-
-	if (tools > EGRESS_HOOK_TOOLS_MAX)
-		tools = EGRESS_HOOK_TOOLS_MAX; /* the rest have no source address: no egress */
-	if (never_elements(&never4, &never6) < 0 || !(f = open_memstream(&text, &n)))
-		return NULL;
-	egress_link_of(k, &l);
-	snprintf(log, sizeof(log), "log prefix \"firebreak:%s \" group %u", name,
-		 cfg->gate_nflog_group);
 	fprintf(f,
 		"table inet " EGRESS_TABLE "_%u {\n"
 		"  set never4 { type ipv4_addr; flags interval; auto-merge; elements = { %s } }\n"
@@ -337,59 +322,65 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 		"  set closed4 { type ipv4_addr; flags interval; elements = { %s } }\n"
 		"  set closed6 { type ipv6_addr; flags interval; elements = { %s } }\n",
 		k, never4, never6, closed4, closed6);
-	/* Per tool: the (address, protocol, port) entries of the CIDR rules it may reach. */
-	for (size_t t = 0; t < tools; t++) {
-		uint64_t mine = policy_tool_egress(p, t);
+}
 
-		for (int fam = 4; fam <= 6; fam += 2) {
-			int want = fam == 4 ? AF_INET : AF_INET6;
+/* Tool t's set of one family (4 or 6): the entries of the CIDR rules in mine, its rules. */
+static void ruleset_allow_set(FILE *f, const struct policy *p, size_t t, uint64_t mine, int fam)
+{
+	int want = fam == 4 ? AF_INET : AF_INET6, first = 1;
 
-			fprintf(f, "  set allow%d_t%zu { type ipv%d_addr . inet_proto . inet_service; "
-				   "flags interval;",
-				fam, t, fam);
-			first = 1;
-			for (size_t i = 0; i < count; i++) {
-				const struct policy_egress_rule *e = policy_egress(p, i);
+	fprintf(f,
+		"  set allow%d_t%zu { type ipv%d_addr . inet_proto . inet_service; flags interval;",
+		fam, t, fam);
+	for (size_t i = 0; i < policy_egress_count(p); i++) {
+		const struct policy_egress_rule *e = policy_egress(p, i);
 
-				if (e->cidr && e->family == want && (mine & (1ULL << i))) {
-					fprintf(f, "%s", first ? " elements = { " : "");
-					rule_elements(f, e, &first);
-				}
-			}
-			fprintf(f, "%s }\n", first ? "" : " }");
+		if (e->cidr && e->family == want && (mine & (1ULL << i))) {
+			fprintf(f, "%s", first ? " elements = { " : "");
+			rule_elements(f, e, &first);
 		}
 	}
-	for (int fam = 4; fam <= 6; fam += 2) {
-		int want = fam == 4 ? AF_INET : AF_INET6;
+	fprintf(f, "%s }\n", first ? "" : " }");
+}
 
-		fprintf(f, "  set open%d { type ipv%d_addr; flags interval;", fam, fam);
-		first = 1;
-		for (size_t i = 0; i < count; i++) {
-			const struct policy_egress_rule *e = policy_egress(p, i);
+/* The CIDR rules inside the closed ranges, of one family (4 or 6): the ranges they open. */
+static void ruleset_open_set(FILE *f, const struct policy *p, int fam)
+{
+	int want = fam == 4 ? AF_INET : AF_INET6, first = 1;
 
-			if (e->cidr && e->family == want && in_closed(e)) {
-				fprintf(f, "%s%s", first ? " elements = { " : ", ", e->cidr);
-				first = 0;
-			}
+	fprintf(f, "  set open%d { type ipv%d_addr; flags interval;", fam, fam);
+	for (size_t i = 0; i < policy_egress_count(p); i++) {
+		const struct policy_egress_rule *e = policy_egress(p, i);
+
+		if (e->cidr && e->family == want && in_closed(e)) {
+			fprintf(f, "%s%s", first ? " elements = { " : ", ", e->cidr);
+			first = 0;
 		}
-		fprintf(f, "%s }\n", first ? "" : " }");
 	}
-	/* Host rules: sets the gate's DNS fills with each answer's addresses, for the answer's TTL. */
-	for (size_t i = 0; i < count; i++)
+	fprintf(f, "%s }\n", first ? "" : " }");
+}
+
+/* Host rules: sets the gate's DNS fills with each answer's addresses, for the answer's TTL. */
+static void ruleset_dns_sets(FILE *f, const struct policy *p)
+{
+	for (size_t i = 0; i < policy_egress_count(p); i++)
 		if (policy_egress(p, i)->host)
 			fprintf(f,
 				"  set dns4_%zu { type ipv4_addr; flags timeout; timeout %s; }\n"
 				"  set dns6_%zu { type ipv6_addr; flags timeout; timeout %s; }\n",
 				i, EGRESS_DNS_SET_TIMEOUT, i, EGRESS_DNS_SET_TIMEOUT);
-	/*
-	 * Prerouting, not forward: a packet must be judged, and a denial logged, even where the gate
-	 * has no route for it (an offline gate drops everything at routing, unlogged, otherwise).
-	 * Neighbour discovery on the link (hop limit 255: it cannot have been routed) lets IPv6 work
-	 * at all, so IPv6 attempts reach this chain and are judged and logged like IPv4 ones; the
-	 * kernel's own multicast listener reports and router solicitations are dropped unlogged
-	 * (noise, not attempts). DNS to the gate's own address comes before the never-open ranges,
-	 * which hold the gate's networks.
-	 */
+}
+
+/*
+ * Prerouting, not forward: a packet must be judged, and a denial logged, even where the gate has
+ * no route for it (an offline gate drops everything at routing, unlogged, otherwise). Neighbour
+ * discovery on the link (hop limit 255: it cannot have been routed) lets IPv6 work at all, so IPv6
+ * attempts reach this chain and are judged and logged like IPv4 ones; the kernel's own multicast
+ * listener reports and router solicitations are dropped unlogged (noise, not attempts). DNS to
+ * the gate's own address comes before the never-open ranges, which hold the gate's networks.
+ */
+static void ruleset_prerouting(FILE *f, const struct egress_link *l, const char *log)
+{
 	fprintf(f,
 		"  chain prerouting { type filter hook prerouting priority filter; policy accept;\n"
 		"    iifname != \"%s\" accept\n"
@@ -402,8 +393,26 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 		"    ip6 daddr @never6 %s drop\n"
 		"    ip daddr @closed4 ip daddr != @open4 %s drop\n"
 		"    ip6 daddr @closed6 ip6 daddr != @open6 %s drop\n",
-		l.gate_if, l.gate4, l.gate6, log, log, log, log);
-	/* Each tool from its own source address, to its own share of the allowlist. */
+		l->gate_if, l->gate4, l->gate6, log, log, log, log);
+}
+
+/* From a tool's source addresses to those the gate's DNS gave for host rule e (number i). */
+static void ruleset_host_rule(FILE *f, const struct policy_egress_rule *e, size_t i,
+			      const char *src4, const char *src6)
+{
+	for (int fam = 4; fam <= 6; fam += 2) {
+		fprintf(f, "    ip%s saddr %s ip%s daddr @dns%d_%zu meta l4proto %s th dport { ",
+			fam == 4 ? "" : "6", fam == 4 ? src4 : src6, fam == 4 ? "" : "6", fam, i,
+			e->protocol == IPPROTO_UDP ? "udp" : "tcp");
+		for (size_t j = 0; j < e->n_ports; j++)
+			fprintf(f, "%s%u", j ? ", " : "", e->ports[j]);
+		fprintf(f, " } accept\n");
+	}
+}
+
+/* Each tool from its own source address, to its own share of the allowlist. */
+static void ruleset_tool_rules(FILE *f, const struct policy *p, unsigned k, size_t tools)
+{
 	for (size_t t = 0; t < tools; t++) {
 		uint64_t mine = policy_tool_egress(p, t);
 		char src4[32], src6[64];
@@ -415,23 +424,44 @@ static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigne
 			"    ip saddr %s ip daddr . meta l4proto . th dport @allow4_t%zu accept\n"
 			"    ip6 saddr %s ip6 daddr . meta l4proto . th dport @allow6_t%zu accept\n",
 			src4, t, src6, t);
-		for (size_t i = 0; i < count; i++) {
+		for (size_t i = 0; i < policy_egress_count(p); i++) {
 			const struct policy_egress_rule *e = policy_egress(p, i);
 
-			if (!e->host || !(mine & (1ULL << i)))
-				continue;
-			for (int fam = 4; fam <= 6; fam += 2) {
-				fprintf(f, "    ip%s saddr %s ip%s daddr @dns%d_%zu meta l4proto %s "
-					   "th dport { ",
-					fam == 4 ? "" : "6", fam == 4 ? src4 : src6,
-					fam == 4 ? "" : "6", fam, i,
-					e->protocol == IPPROTO_UDP ? "udp" : "tcp");
-				for (size_t j = 0; j < e->n_ports; j++)
-					fprintf(f, "%s%u", j ? ", " : "", e->ports[j]);
-				fprintf(f, " } accept\n");
-			}
+			if (e->host && (mine & (1ULL << i)))
+				ruleset_host_rule(f, e, i, src4, src6);
 		}
 	}
+}
+
+/* The sandbox's own table, and its link in the main table's set: one transaction. */
+static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigned k,
+			     const struct policy *p)
+{
+	_cleanup_free_ char *never4 = NULL, *never6 = NULL;
+	struct egress_link l;
+	char *text = NULL, log[160];
+	size_t n = 0, tools = policy_tool_count(p);
+	FILE *f;
+
+	if (tools > EGRESS_HOOK_TOOLS_MAX)
+		tools = EGRESS_HOOK_TOOLS_MAX; /* the rest have no source address: no egress */
+	if (never_elements(&never4, &never6) < 0 || !(f = open_memstream(&text, &n)))
+		return NULL;
+	egress_link_of(k, &l);
+	snprintf(log, sizeof(log), "log prefix \"firebreak:%s \" group %u", name,
+		 cfg->gate_nflog_group);
+	ruleset_fixed_sets(f, k, never4, never6);
+	/* Per tool: the (address, protocol, port) entries of the CIDR rules it may reach. */
+	for (size_t t = 0; t < tools; t++) {
+		ruleset_allow_set(f, p, t, policy_tool_egress(p, t), 4);
+		ruleset_allow_set(f, p, t, policy_tool_egress(p, t), 6);
+	}
+	ruleset_open_set(f, p, 4);
+	ruleset_open_set(f, p, 6);
+	ruleset_dns_sets(f, p);
+	ruleset_prerouting(f, &l, log);
+	ruleset_tool_rules(f, p, k, tools);
+	/* What no rule accepted is dropped, and logged. */
 	fprintf(f,
 		"    %s drop\n"
 		"  }\n"
