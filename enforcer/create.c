@@ -178,169 +178,264 @@ static void record_created(struct report *rp, const char *name, const struct san
 	event_clear(&ev);
 }
 
-int sandbox_create(const struct config *cfg, const char *name, const char *policy_path,
-		   int unwatched)
-{
-	char dir[PATH_MAX], path[PATH_MAX], root[PATH_MAX], rel[128], msg[512];
+/* One create, from the policy to the monitor's record: what each step hands the next, and what a
+ * failure must undo. */
+struct create_run {
+	const struct config *cfg;
+	const char *name;
+	const char *policy_path;
+	int unwatched;
 	struct sandbox_limits lim;
-	struct sandbox_state st = { 0 };
-	struct policy *policy = NULL;
-	struct report *rp = NULL;
-	int go[2] = { -1, -1 }, rep[2] = { -1, -1 }, kill_fd = -1, made_cgroup = 0, r;
-	int link_lock = -1, attached = 0;
-	pid_t pid = -1;
+	struct sandbox_state st;
+	struct policy *policy;
+	struct report *rp;
+	char dir[PATH_MAX];  /* the sandbox's state dir */
+	char root[PATH_MAX]; /* where the init builds the sandbox's tree */
+	char rel[128];	     /* the sandbox's cgroup */
+	int link_lock;	     /* the sandboxes' lock, held until the state is saved */
+	int made_cgroup;     /* the cgroup is ours to remove */
+	int kill_fd;	     /* its cgroup.kill, for the init's wall clock */
+	int go[2];	     /* the init waits on go[0] until it is in the cgroup */
+	int rep[2];	     /* the init's verdict arrives on rep[0] */
+	pid_t pid;	     /* the init */
+	int attached;	     /* something of the egress link may exist: detach it */
+};
 
-	if (!event_sandbox_name_valid(name))
-		return log_error("firebreak create: '%s' is not a valid sandbox name", name), -EINVAL;
-	if ((r = sandbox_load_policy(policy_path, &policy, &lim)) < 0)
-		return r;
-	if (unwatched) {
+/* Without a monitor answering, create refuses (fail closed); --unwatched says so on stderr. */
+static int create_check_monitor(struct create_run *c)
+{
+	int r;
+
+	if (c->unwatched) {
 		fprintf(stderr, "firebreak create: WARNING: sandbox %s is UNWATCHED: no monitor records "
 				"or stops what runs in it. --unwatched exists to test the enforcer "
 				"alone.\n",
-			name);
-	} else if ((r = report_open(cfg, &rp)) < 0) {
+			c->name);
+	} else if ((r = report_open(c->cfg, &c->rp)) < 0) {
 		log_error("firebreak create: no monitor answers at %s (%s); refusing to create an "
 			  "unwatched sandbox (--unwatched is for testing the enforcer alone)",
-			  cfg->runtime_dir, strerror(-r));
-		policy_free(policy);
+			  c->cfg->runtime_dir, strerror(-r));
 		return -ENOTCONN;
 	}
-	if ((r = make_dirs(cfg, name)) < 0) {
+	return 0;
+}
+
+/* The sandbox's state dir, new: one that exists already is another sandbox's, and stays. */
+static int create_state_dir(struct create_run *c)
+{
+	int r;
+
+	if ((r = make_dirs(c->cfg, c->name)) < 0) {
 		if (r == -EEXIST)
-			log_error("firebreak create: sandbox %s exists already", name);
+			log_error("firebreak create: sandbox %s exists already", c->name);
 		else
-			log_errno(r, "firebreak create: state dir in %s", cfg->runtime_dir);
-		goto out_keep_dir;
+			log_errno(r, "firebreak create: state dir in %s", c->cfg->runtime_dir);
+		return r;
 	}
-	state_dir(cfg, name, dir, sizeof(dir));
-	/* Identity and link are chosen under the sandboxes' lock, held until the state is saved. */
-	link_lock = state_lock(cfg);
-	if (link_lock < 0) {
-		r = log_errno(link_lock, "firebreak create: the sandboxes' lock");
-		goto fail;
-	}
-	if (lim.uid == 0) {
+	state_dir(c->cfg, c->name, c->dir, sizeof(c->dir));
+	return 0;
+}
+
+/* Identity and link are chosen under the sandboxes' lock, held until the state is saved. */
+static int create_choose_identity(struct create_run *c)
+{
+	int r;
+
+	c->link_lock = state_lock(c->cfg);
+	if (c->link_lock < 0)
+		return log_errno(c->link_lock, "firebreak create: the sandboxes' lock");
+	if (c->lim.uid == 0) {
 		uid_t uid;
 
-		if ((r = state_alloc_uid(cfg, &uid)) < 0) {
-			log_errno(r, "firebreak create: choose a uid");
-			goto fail;
-		}
-		lim.uid = uid;
+		if ((r = state_alloc_uid(c->cfg, &uid)) < 0)
+			return log_errno(r, "firebreak create: choose a uid");
+		c->lim.uid = uid;
 	}
-	if (lim.gid == 0)
-		lim.gid = lim.uid;
-	state_path(cfg, name, "root", root, sizeof(root));
-	state_path(cfg, name, "policy.json", path, sizeof(path));
-	if ((r = copy_file(policy_path, path)) < 0 || mkdir(root, 0700) < 0) {
-		r = log_errno(r ? r : -errno, "firebreak create: state files in %s", dir);
-		goto fail;
-	}
-	state_path(cfg, name, "seccomp.bpf", path, sizeof(path));
+	if (c->lim.gid == 0)
+		c->lim.gid = c->lim.uid;
+	return 0;
+}
+
+/* The policy's copy, the root the init builds on, and the seccomp filter every exec installs. */
+static int create_state_files(struct create_run *c)
+{
+	char path[PATH_MAX];
+	int r;
+
+	state_path(c->cfg, c->name, "root", c->root, sizeof(c->root));
+	state_path(c->cfg, c->name, "policy.json", path, sizeof(path));
+	if ((r = copy_file(c->policy_path, path)) < 0 || mkdir(c->root, 0700) < 0)
+		return log_errno(r ? r : -errno, "firebreak create: state files in %s", c->dir);
+	state_path(c->cfg, c->name, "seccomp.bpf", path, sizeof(path));
 	if ((r = sandbox_seccomp_build(path)) < 0 ||
-	    (r = sandbox_seccomp_hash(path, st.seccomp_hash)) < 0)
-		goto fail;
+	    (r = sandbox_seccomp_hash(path, c->st.seccomp_hash)) < 0)
+		return r;
+	return 0;
+}
 
-	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
-	if ((r = cgroup_create(rel, &lim.caps)) < 0) {
-		log_errno(r, "firebreak create: cgroup %s", rel);
-		goto fail;
-	}
-	made_cgroup = 1;
-	if ((kill_fd = cgroup_open_kill(rel)) < 0) {
-		r = log_errno(kill_fd, "firebreak create: %s/cgroup.kill", rel);
-		goto fail;
-	}
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto fail;
-	}
+/* The sandbox's cgroup with the policy's caps, and its cgroup.kill for the init's wall clock. */
+static int create_cgroup(struct create_run *c)
+{
+	int r;
+
+	snprintf(c->rel, sizeof(c->rel), CGROUP_ROOT_NAME "/%s", c->name);
+	if ((r = cgroup_create(c->rel, &c->lim.caps)) < 0)
+		return log_errno(r, "firebreak create: cgroup %s", c->rel);
+	c->made_cgroup = 1;
+	if ((c->kill_fd = cgroup_open_kill(c->rel)) < 0)
+		return log_errno(c->kill_fd, "firebreak create: %s/cgroup.kill", c->rel);
+	return 0;
+}
+
+/*
+ * Clones the init, puts it into the sandbox's cgroups before it does anything (it waits for the
+ * go-ahead), and waits until it says the sandbox's file system and loopback are up.
+ */
+static int create_start_init(struct create_run *c)
+{
+	char msg[512];
+	int r;
+
+	if (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->rep, O_CLOEXEC) < 0)
+		return -errno;
 	struct sandbox_init_args a = {
-		.go_fd = go[0],
-		.report_fd = rep[1],
-		.kill_fd = kill_fd,
-		.mounts = { .root = root,
-			    .workspace_bytes = lim.workspace_bytes, .tmp_bytes = lim.tmp_bytes,
-			    .uid = lim.uid, .gid = lim.gid },
-		.hostname = name,
-		.wall_clock_ns = lim.wall_clock_ns,
+		.go_fd = c->go[0],
+		.report_fd = c->rep[1],
+		.kill_fd = c->kill_fd,
+		.mounts = {
+			.root = c->root,
+			.workspace_bytes = c->lim.workspace_bytes,
+			.tmp_bytes = c->lim.tmp_bytes,
+			.uid = c->lim.uid,
+			.gid = c->lim.gid,
+		},
+		.hostname = c->name,
+		.wall_clock_ns = c->lim.wall_clock_ns,
 	};
-	pid = clone_init(&a, go[1], rep[0]);
-	if (pid < 0) {
-		r = log_errno(pid, "firebreak create: clone the sandbox's init");
-		goto fail;
-	}
-	close(go[0]);
-	close(rep[1]);
-	go[0] = rep[1] = -1;
-	if ((r = cgroup_attach(rel, pid)) < 0 || write(go[1], "g", 1) != 1) {
-		r = r < 0 ? r : -EIO;
-		goto fail;
-	}
-	if ((r = wait_ready(rep[0], msg, sizeof(msg))) < 0) {
+	c->pid = clone_init(&a, c->go[1], c->rep[0]);
+	if (c->pid < 0)
+		return log_errno(c->pid, "firebreak create: clone the sandbox's init");
+	close(c->go[0]);
+	close(c->rep[1]);
+	c->go[0] = c->rep[1] = -1;
+	if ((r = cgroup_attach(c->rel, c->pid)) < 0 || write(c->go[1], "g", 1) != 1)
+		return r < 0 ? r : -EIO;
+	if ((r = wait_ready(c->rep[0], msg, sizeof(msg))) < 0) {
 		log_error("firebreak create: %s", msg);
-		goto fail;
+		return r;
 	}
-	/* A policy with no egress allowlist gets no link at all: loopback only, nothing to judge,
-	 * no gate, hooks or DNS gate to set up (and a create several times faster). */
-	if (policy_egress_count(policy) > 0 &&
-	    (r = connect_network(cfg, name, rel, pid, policy, &st, &attached)) < 0)
-		goto fail;
+	return 0;
+}
 
-	strscpy(st.name, sizeof(st.name), name);
-	st.init_pid = pid;
-	st.init_start = state_process_start(pid);
-	st.created_ts = time_now_ns();
-	st.uid = lim.uid;
-	st.gid = lim.gid;
-	st.open_files = lim.open_files;
-	strscpy(st.policy_hash, sizeof(st.policy_hash), policy_hash(policy));
-	st.unwatched = unwatched;
-	if ((r = state_save(cfg, &st)) < 0) {
-		log_errno(r, "firebreak create: save state");
-		goto fail;
+/* A policy with no egress allowlist gets no link at all: loopback only, nothing to judge, no
+ * gate, hooks or DNS gate to set up (and a create several times faster). */
+static int create_connect_network(struct create_run *c)
+{
+	if (policy_egress_count(c->policy) == 0)
+		return 0;
+	return connect_network(c->cfg, c->name, c->rel, c->pid, c->policy, &c->st, &c->attached);
+}
+
+/* The state on record; from then on the link is the sandbox's, and the lock is released. */
+static int create_save_state(struct create_run *c)
+{
+	struct sandbox_state *st = &c->st;
+	int r;
+
+	strscpy(st->name, sizeof(st->name), c->name);
+	st->init_pid = c->pid;
+	st->init_start = state_process_start(c->pid);
+	st->created_ts = time_now_ns();
+	st->uid = c->lim.uid;
+	st->gid = c->lim.gid;
+	st->open_files = c->lim.open_files;
+	strscpy(st->policy_hash, sizeof(st->policy_hash), policy_hash(c->policy));
+	st->unwatched = c->unwatched;
+	if ((r = state_save(c->cfg, st)) < 0)
+		return log_errno(r, "firebreak create: save state");
+	close(c->link_lock); /* the link is ours on record now */
+	c->link_lock = -1;
+	return 0;
+}
+
+/* The monitor registers the sandbox and records sandbox.created, or the create fails. */
+static int create_register(struct create_run *c)
+{
+	int r;
+
+	if (!c->rp)
+		return 0;
+	report_register(c->rp, c->name, "running", c->rel, c->st.policy_hash);
+	record_created(c->rp, c->name, &c->lim, c->st.policy_hash);
+	if ((r = report_wait(c->rp)) < 0)
+		return log_errno(r, "firebreak create: the monitor did not record the sandbox");
+	return 0;
+}
+
+/* A failed create leaves nothing behind: the init, the link, the cgroup and the state dir go. */
+static void create_undo(struct create_run *c)
+{
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
 	}
-	close(link_lock); /* the link is ours on record now */
-	link_lock = -1;
-	if (rp) {
-		report_register(rp, name, "running", rel, st.policy_hash);
-		record_created(rp, name, &lim, st.policy_hash);
-		if ((r = report_wait(rp)) < 0) {
-			log_errno(r, "firebreak create: the monitor did not record the sandbox");
-			goto fail;
-		}
+	if (c->attached) {
+		egress_dns_stop(c->cfg, c->name);
+		egress_detach(c->cfg, c->name, c->st.link);
+		egress_gate_down_if_idle(c->cfg);
 	}
-	r = 0;
-	goto out;
-fail:
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	if (attached) {
-		egress_dns_stop(cfg, name);
-		egress_detach(cfg, name, st.link);
-		egress_gate_down_if_idle(cfg);
-	}
-	if (made_cgroup)
-		cgroup_remove(rel, 1000);
-	state_remove(cfg, name);
-out:
-	if (link_lock >= 0)
-		close(link_lock);
-	if (go[0] >= 0)
-		close(go[0]);
-	if (go[1] >= 0)
-		close(go[1]);
-	if (rep[0] >= 0)
-		close(rep[0]);
-	if (rep[1] >= 0)
-		close(rep[1]);
-	if (kill_fd >= 0)
-		close(kill_fd);
+	if (c->made_cgroup)
+		cgroup_remove(c->rel, 1000);
+	state_remove(c->cfg, c->name);
+}
+
+static void create_close(struct create_run *c)
+{
+	if (c->link_lock >= 0)
+		close(c->link_lock);
+	for (int i = 0; i < 2; i++)
+		if (c->go[i] >= 0)
+			close(c->go[i]);
+	for (int i = 0; i < 2; i++)
+		if (c->rep[i] >= 0)
+			close(c->rep[i]);
+	if (c->kill_fd >= 0)
+		close(c->kill_fd);
+}
+
+int sandbox_create(const struct config *cfg, const char *name, const char *policy_path,
+		   int unwatched)
+{
+	struct create_run c = {
+		.cfg = cfg,
+		.name = name,
+		.policy_path = policy_path,
+		.unwatched = unwatched,
+		.link_lock = -1,
+		.kill_fd = -1,
+		.go = { -1, -1 },
+		.rep = { -1, -1 },
+		.pid = -1,
+	};
+	int r;
+
+	if (!event_sandbox_name_valid(name))
+		return log_error("firebreak create: '%s' is not a valid sandbox name", name),
+		       -EINVAL;
+	if ((r = sandbox_load_policy(policy_path, &c.policy, &c.lim)) < 0)
+		return r;
+	/* A failure before the state dir is ours leaves it alone: it may be another sandbox's. */
+	if ((r = create_check_monitor(&c)) < 0 || (r = create_state_dir(&c)) < 0)
+		goto out_keep_dir;
+	/* From here a failure removes everything made so far: a half-built sandbox never runs. */
+	if ((r = create_choose_identity(&c)) < 0 || (r = create_state_files(&c)) < 0 ||
+	    (r = create_cgroup(&c)) < 0 || (r = create_start_init(&c)) < 0 ||
+	    (r = create_connect_network(&c)) < 0 || (r = create_save_state(&c)) < 0 ||
+	    (r = create_register(&c)) < 0)
+		create_undo(&c);
+	create_close(&c);
 out_keep_dir:
-	report_close(rp);
-	policy_free(policy);
+	report_close(c.rp);
+	policy_free(c.policy);
 	return r;
 }

@@ -11,22 +11,11 @@
 
 #include "macro.h"
 
-int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
+/* Forks nft -f - in the netns nsfd, reading in[0] and writing out[1]. Returns like fork. */
+static pid_t nft_spawn(int nsfd, const int in[2], const int out[2])
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, status, r = 0;
-	size_t len = strlen(text), off = 0, got = 0;
-	pid_t pid;
+	pid_t pid = fork();
 
-	err[0] = '\0';
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		goto out;
-	}
 	if (pid == 0) {
 		char *argv[] = { NFT_BIN, "-f", "-", NULL };
 		char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
@@ -37,12 +26,16 @@ int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
 		execve(NFT_BIN, argv, envp);
 		_exit(127);
 	}
-	close(in[0]);
-	close(out[1]);
-	in[0] = out[1] = -1;
-	signal(SIGPIPE, SIG_IGN);
+	return pid;
+}
+
+/* Writes len bytes of text to fd, or as many as nft reads before it exits. */
+static void nft_feed(int fd, const char *text, size_t len)
+{
+	size_t off = 0;
+
 	while (off < len) {
-		ssize_t n = write(in[1], text + off, len - off);
+		ssize_t n = write(fd, text + off, len - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -50,11 +43,15 @@ int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
 			break;
 		off += (size_t)n;
 	}
-	close(in[1]);
-	in[1] = -1;
-	/* nft's messages: keep the first line that says what is wrong. */
+}
+
+/* nft's messages: keep the first line that says what is wrong. */
+static void nft_read_messages(int fd, char *err, size_t errlen)
+{
+	size_t got = 0;
+
 	for (;;) {
-		ssize_t n = read(out[0], err + got, errlen - 1 - got);
+		ssize_t n = read(fd, err + got, errlen - 1 - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -66,6 +63,33 @@ int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
 		got += (size_t)n;
 	}
 	err[got] = '\0';
+}
+
+int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, status, r = 0;
+	/* Measured before err is cleared: egress_detach's retry passes one buffer as both. */
+	size_t len = strlen(text);
+	pid_t pid;
+
+	err[0] = '\0';
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out;
+	}
+	pid = nft_spawn(nsfd, in, out);
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	close(in[0]);
+	close(out[1]);
+	in[0] = out[1] = -1;
+	signal(SIGPIPE, SIG_IGN);
+	nft_feed(in[1], text, len);
+	close(in[1]);
+	in[1] = -1;
+	nft_read_messages(out[0], err, errlen);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -1,29 +1,20 @@
 #include "egress.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <net/if.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress-dns.h"
 #include "egress-hook.h"
 #include "egress-link.h"
 #include "egress-nft.h"
+#include "egress-rules.h"
 #include "log.h"
 #include "macro.h"
 #include "netns.h"
 #include "policy/policy.h"
-
-/* Private, loopback, CGNAT and other special ranges: closed unless a policy names a CIDR in them. */
-static const char closed4[] = "0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 172.16.0.0/12, "
-			      "192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/4, "
-			      "240.0.0.0/4";
-static const char closed6[] = "::/128, ::1/128, fc00::/7, ff00::/8";
 
 void egress_link_of(unsigned k, struct egress_link *ret)
 {
@@ -46,32 +37,9 @@ void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *r
 	snprintf(ret6, size6, "fd66:6272:fb:%x::%x", k, 0x100 + t);
 }
 
-/* Appends the host's own addresses (from its netns, where we run) as nft set elements. */
-static void host_addresses(FILE *f4, FILE *f6)
-{
-	struct ifaddrs *ifa, *i;
-	char buf[INET6_ADDRSTRLEN];
-
-	if (getifaddrs(&ifa) < 0)
-		return;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr)
-			continue;
-		if (i->ifa_addr->sa_family == AF_INET &&
-		    inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
-			      sizeof(buf)))
-			fprintf(f4, ", %s", buf);
-		else if (i->ifa_addr->sa_family == AF_INET6 &&
-			 inet_ntop(AF_INET6, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, buf,
-				   sizeof(buf)))
-			fprintf(f6, ", %s", buf);
-	}
-	freeifaddrs(ifa);
-}
-
 /*
  * The gate's main table: whatever does not come from a known sandbox link (or belong to a flow it
- * opened) is dropped. Each sandbox's own table (sandbox_ruleset) judges its link's packets; a
+ * opened) is dropped. Each sandbox's own table (egress-rules.c) judges its link's packets; a
  * packet must be accepted by both, and a drop in either is final.
  */
 static const char base_ruleset[] =
@@ -90,32 +58,6 @@ static const char base_ruleset[] =
 	"    oifname \"" EGRESS_OUTSIDE_IF "\" masquerade\n"
 	"  }\n"
 	"}\n";
-
-/* The never-open ranges, the host's own addresses among them, as nft set elements. */
-static int never_elements(char **ret4, char **ret6)
-{
-	char *never4 = NULL, *never6 = NULL;
-	size_t n4 = 0, n6 = 0, count;
-	const char *const *never = policy_egress_never_open(&count);
-	FILE *f4 = open_memstream(&never4, &n4), *f6 = open_memstream(&never6, &n6);
-
-	if (!f4 || !f6) {
-		if (f4)
-			fclose(f4);
-		free(never4);
-		return -ENOMEM;
-	}
-	fputs("127.0.0.1", f4);
-	fputs("::1", f6);
-	for (size_t i = 0; i < count; i++)
-		fprintf(strchr(never[i], ':') ? f6 : f4, ", %s", never[i]);
-	host_addresses(f4, f6);
-	fclose(f4);
-	fclose(f6);
-	*ret4 = never4;
-	*ret6 = never6;
-	return 0;
-}
 
 struct gate_up_args {
 	const struct config *cfg;
@@ -275,173 +217,6 @@ fail:
 	return r;
 }
 
-/* Appends "ADDR/PREFIX . tcp . PORT" elements of one rule to f; first tracks the separator. */
-static void rule_elements(FILE *f, const struct policy_egress_rule *e, int *first)
-{
-	for (size_t j = 0; j < e->n_ports; j++) {
-		fprintf(f, "%s%s . %s . %u", *first ? "" : ", ", e->cidr,
-			e->protocol == IPPROTO_UDP ? "udp" : "tcp", e->ports[j]);
-		*first = 0;
-	}
-}
-
-/* Whether CIDR rule e lies inside one of the closed ranges (so it must be opened explicitly). */
-static int in_closed(const struct policy_egress_rule *e)
-{
-	static const char *const ranges[] = { "0.0.0.0/8",     "10.0.0.0/8",	 "100.64.0.0/10",
-					      "127.0.0.0/8",   "172.16.0.0/12", "192.0.0.0/24",
-					      "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
-					      "240.0.0.0/4",   "::/128",	 "::1/128",
-					      "fc00::/7",      "ff00::/8" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(ranges); i++) {
-		unsigned char a[16];
-		unsigned p;
-		int fam;
-
-		if (policy_cidr_parse(ranges[i], &fam, a, &p) < 0 || fam != e->family ||
-		    e->prefix < p)
-			continue;
-		int inside = 1;
-		for (unsigned bit = 0; bit < p; bit++)
-			if ((a[bit / 8] ^ e->addr[bit / 8]) & (0x80 >> (bit % 8)))
-				inside = 0;
-		if (inside)
-			return 1;
-	}
-	return 0;
-}
-
-/* The sandbox's own table, and its link in the main table's set: one transaction. */
-static char *sandbox_ruleset(const struct config *cfg, const char *name, unsigned k,
-			     const struct policy *p)
-{
-	_cleanup_free_ char *never4 = NULL, *never6 = NULL;
-	struct egress_link l;
-	char *text = NULL, log[160];
-	size_t n = 0, count = policy_egress_count(p), tools = policy_tool_count(p);
-	FILE *f;
-	int first;
-
-	if (tools > EGRESS_HOOK_TOOLS_MAX)
-		tools = EGRESS_HOOK_TOOLS_MAX; /* the rest have no source address: no egress */
-	if (never_elements(&never4, &never6) < 0 || !(f = open_memstream(&text, &n)))
-		return NULL;
-	egress_link_of(k, &l);
-	snprintf(log, sizeof(log), "log prefix \"firebreak:%s \" group %u", name,
-		 cfg->gate_nflog_group);
-	fprintf(f,
-		"table inet " EGRESS_TABLE "_%u {\n"
-		"  set never4 { type ipv4_addr; flags interval; auto-merge; elements = { %s } }\n"
-		"  set never6 { type ipv6_addr; flags interval; auto-merge; elements = { %s } }\n"
-		"  set closed4 { type ipv4_addr; flags interval; elements = { %s } }\n"
-		"  set closed6 { type ipv6_addr; flags interval; elements = { %s } }\n",
-		k, never4, never6, closed4, closed6);
-	/* Per tool: the (address, protocol, port) entries of the CIDR rules it may reach. */
-	for (size_t t = 0; t < tools; t++) {
-		uint64_t mine = policy_tool_egress(p, t);
-
-		for (int fam = 4; fam <= 6; fam += 2) {
-			int want = fam == 4 ? AF_INET : AF_INET6;
-
-			fprintf(f, "  set allow%d_t%zu { type ipv%d_addr . inet_proto . inet_service; "
-				   "flags interval;",
-				fam, t, fam);
-			first = 1;
-			for (size_t i = 0; i < count; i++) {
-				const struct policy_egress_rule *e = policy_egress(p, i);
-
-				if (e->cidr && e->family == want && (mine & (1ULL << i))) {
-					fprintf(f, "%s", first ? " elements = { " : "");
-					rule_elements(f, e, &first);
-				}
-			}
-			fprintf(f, "%s }\n", first ? "" : " }");
-		}
-	}
-	for (int fam = 4; fam <= 6; fam += 2) {
-		int want = fam == 4 ? AF_INET : AF_INET6;
-
-		fprintf(f, "  set open%d { type ipv%d_addr; flags interval;", fam, fam);
-		first = 1;
-		for (size_t i = 0; i < count; i++) {
-			const struct policy_egress_rule *e = policy_egress(p, i);
-
-			if (e->cidr && e->family == want && in_closed(e)) {
-				fprintf(f, "%s%s", first ? " elements = { " : ", ", e->cidr);
-				first = 0;
-			}
-		}
-		fprintf(f, "%s }\n", first ? "" : " }");
-	}
-	/* Host rules: sets the gate's DNS fills with each answer's addresses, for the answer's TTL. */
-	for (size_t i = 0; i < count; i++)
-		if (policy_egress(p, i)->host)
-			fprintf(f,
-				"  set dns4_%zu { type ipv4_addr; flags timeout; timeout %s; }\n"
-				"  set dns6_%zu { type ipv6_addr; flags timeout; timeout %s; }\n",
-				i, EGRESS_DNS_SET_TIMEOUT, i, EGRESS_DNS_SET_TIMEOUT);
-	/*
-	 * Prerouting, not forward: a packet must be judged, and a denial logged, even where the gate
-	 * has no route for it (an offline gate drops everything at routing, unlogged, otherwise).
-	 * Neighbour discovery on the link (hop limit 255: it cannot have been routed) lets IPv6 work
-	 * at all, so IPv6 attempts reach this chain and are judged and logged like IPv4 ones; the
-	 * kernel's own multicast listener reports and router solicitations are dropped unlogged
-	 * (noise, not attempts). DNS to the gate's own address comes before the never-open ranges,
-	 * which hold the gate's networks.
-	 */
-	fprintf(f,
-		"  chain prerouting { type filter hook prerouting priority filter; policy accept;\n"
-		"    iifname != \"%s\" accept\n"
-		"    ct state established,related accept\n"
-		"    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept\n"
-		"    icmpv6 type { mld2-listener-report, mld-listener-report, nd-router-solicit } drop\n"
-		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
-		"    ip6 daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
-		"    ip daddr @never4 %s drop\n"
-		"    ip6 daddr @never6 %s drop\n"
-		"    ip daddr @closed4 ip daddr != @open4 %s drop\n"
-		"    ip6 daddr @closed6 ip6 daddr != @open6 %s drop\n",
-		l.gate_if, l.gate4, l.gate6, log, log, log, log);
-	/* Each tool from its own source address, to its own share of the allowlist. */
-	for (size_t t = 0; t < tools; t++) {
-		uint64_t mine = policy_tool_egress(p, t);
-		char src4[32], src6[64];
-
-		if (!mine)
-			continue;
-		egress_tool_addrs(k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
-		fprintf(f,
-			"    ip saddr %s ip daddr . meta l4proto . th dport @allow4_t%zu accept\n"
-			"    ip6 saddr %s ip6 daddr . meta l4proto . th dport @allow6_t%zu accept\n",
-			src4, t, src6, t);
-		for (size_t i = 0; i < count; i++) {
-			const struct policy_egress_rule *e = policy_egress(p, i);
-
-			if (!e->host || !(mine & (1ULL << i)))
-				continue;
-			for (int fam = 4; fam <= 6; fam += 2) {
-				fprintf(f, "    ip%s saddr %s ip%s daddr @dns%d_%zu meta l4proto %s "
-					   "th dport { ",
-					fam == 4 ? "" : "6", fam == 4 ? src4 : src6,
-					fam == 4 ? "" : "6", fam, i,
-					e->protocol == IPPROTO_UDP ? "udp" : "tcp");
-				for (size_t j = 0; j < e->n_ports; j++)
-					fprintf(f, "%s%u", j ? ", " : "", e->ports[j]);
-				fprintf(f, " } accept\n");
-			}
-		}
-	}
-	fprintf(f,
-		"    %s drop\n"
-		"  }\n"
-		"}\n"
-		"add element inet " EGRESS_TABLE " links { \"%s\" }\n",
-		log, l.gate_if);
-	fclose(f);
-	return text;
-}
-
 struct attach_args {
 	const struct egress_link *l;
 	unsigned k;
@@ -525,11 +300,8 @@ int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t 
 		log_errno(r, "firebreak: the sandbox's side of %s", l.gate_if);
 		goto out;
 	}
-	rules = sandbox_ruleset(cfg, name, k, p);
-	if (!rules) {
-		r = -ENOMEM;
+	if ((r = egress_ruleset(cfg, name, k, p, &rules)) < 0)
 		goto out;
-	}
 	if ((r = nft_apply(gate, rules, err, sizeof(err))) < 0)
 		log_error("firebreak: the gate's rules for %s: %s", name, err);
 out:

@@ -69,15 +69,12 @@ static void close_all_except(const int *keep, int n)
 	}
 }
 
-_Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
+/* The sandbox's own cgroup namespace, tree, hostname and loopback; any failure ends us. */
+static void init_build(const struct sandbox_init_args *a)
 {
-	int keep[] = { a->go_fd, a->report_fd, a->kill_fd };
 	char go, err[256];
-	sigset_t mask;
-	int sfd, tfd = -1, r;
+	int r;
 
-	close_all_except(keep, 3);
-	prctl(PR_SET_NAME, "firebreak-init", 0, 0, 0);
 	/* Wait until the parent has put us into the sandbox's cgroups: nothing runs outside them. */
 	if (read(a->go_fd, &go, 1) != 1)
 		_exit(1);
@@ -93,6 +90,14 @@ _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 		fail(a, "sethostname", -errno);
 	if ((r = loopback_up()) < 0)
 		fail(a, "bring up loopback", r);
+}
+
+/* What the loop waits on: children and the signals that end us on a signalfd, and the wall
+ * clock on a timerfd (-1 without one). */
+static void init_signals(const struct sandbox_init_args *a, int *ret_sfd, int *ret_tfd)
+{
+	sigset_t mask;
+	int sfd, tfd = -1;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -111,6 +116,16 @@ _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
 			fail(a, "wall clock timer", -errno);
 	}
+	*ret_sfd = sfd;
+	*ret_tfd = tfd;
+}
+
+/* Gives up every capability and the right to gain any, detaches from the parent's session and
+ * stdio, and tells the parent the sandbox is ready. */
+static void init_give_up(const struct sandbox_init_args *a)
+{
+	int r;
+
 	if ((r = privs_drop_all_caps()) < 0)
 		fail(a, "drop capabilities", r);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -126,7 +141,11 @@ _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 	if (dprintf(a->report_fd, "ok\n") < 0)
 		_exit(1);
 	close(a->report_fd);
+}
 
+/* From here the init only reaps orphans, until the wall clock or destroy ends the sandbox. */
+_Noreturn static void init_loop(const struct sandbox_init_args *a, int sfd, int tfd)
+{
 	for (;;) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
@@ -151,4 +170,17 @@ _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 		/* SIGTERM from destroy: pid 1 leaving takes every process of the namespace along. */
 		_exit(0);
 	}
+}
+
+_Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
+{
+	int keep[] = { a->go_fd, a->report_fd, a->kill_fd };
+	int sfd, tfd;
+
+	close_all_except(keep, 3);
+	prctl(PR_SET_NAME, "firebreak-init", 0, 0, 0);
+	init_build(a);
+	init_signals(a, &sfd, &tfd);
+	init_give_up(a);
+	init_loop(a, sfd, tfd);
 }

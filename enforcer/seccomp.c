@@ -93,16 +93,11 @@ void sandbox_seccomp_each_refused(void (*fn)(const char *name, int err, void *da
 	fn("clone3", ENOSYS, data);
 }
 
-static int add_rules(scmp_filter_ctx ctx)
+/* The table above: each refused outright with EPERM. */
+static int add_refused(scmp_filter_ctx ctx)
 {
-	static const unsigned long ns_flags[] = {
-		CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
-		CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, 0x00000080,
-	};
-	int r;
-
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
-		int nr = seccomp_syscall_resolve_name(refused[i].name);
+		int nr = seccomp_syscall_resolve_name(refused[i].name), r;
 
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* not on this architecture */
@@ -110,8 +105,19 @@ static int add_rules(scmp_filter_ctx ctx)
 		if (r < 0)
 			return log_errno(r, "seccomp: rule for %s", refused[i].name);
 	}
-	/* clone with any namespace flag; clone3 hides its flags in memory the filter cannot read,
-	 * so it answers ENOSYS and libc falls back to clone, whose flags it can see. */
+	return 0;
+}
+
+/* clone with any namespace flag; clone3 hides its flags in memory the filter cannot read, so it
+ * answers ENOSYS and libc falls back to clone, whose flags it can see. */
+static int add_clone_rules(scmp_filter_ctx ctx)
+{
+	static const unsigned long ns_flags[] = {
+		CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
+		CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, 0x00000080,
+	};
+	int r;
+
 	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
 				     SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
@@ -120,7 +126,14 @@ static int add_rules(scmp_filter_ctx ctx)
 	}
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) < 0)
 		return log_errno(r, "seccomp: clone3 rule");
-	/* Device nodes; FIFOs and sockets stay allowed. */
+	return 0;
+}
+
+/* Device nodes; FIFOs and sockets stay allowed. */
+static int add_mknod_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mknod), 1,
 				  SCMP_A1(SCMP_CMP_MASKED_EQ, S_IFMT, S_IFCHR))) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mknod), 1,
@@ -130,11 +143,14 @@ static int add_rules(scmp_filter_ctx ctx)
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mknodat), 1,
 				  SCMP_A2(SCMP_CMP_MASKED_EQ, S_IFMT, S_IFBLK))) < 0)
 		return log_errno(r, "seccomp: mknod rules");
-	/* personality: only the query; setting flags such as ADDR_NO_RANDOMIZE is refused. */
-	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
-				  SCMP_A0(SCMP_CMP_NE, 0xffffffff))) < 0)
-		return log_errno(r, "seccomp: personality rule");
-	/* Socket families: refuse each one not allowed, and anything past the known range. */
+	return 0;
+}
+
+/* Socket families: refuse each one not allowed, and anything past the known range. */
+static int add_socket_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
 	for (int fam = 0; fam < AF_MAX; fam++) {
 		int ok = 0;
 
@@ -153,12 +169,36 @@ static int add_rules(scmp_filter_ctx ctx)
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
 				  SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX))) < 0)
 		return log_errno(r, "seccomp: socket family rule");
-	/* Typing into the caller's terminal: the sandbox may inherit the harness's tty. */
+	return 0;
+}
+
+/* Typing into the caller's terminal: the sandbox may inherit the harness's tty. */
+static int add_tty_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCSTI))) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				  SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff, TIOCLINUX))) < 0)
 		return log_errno(r, "seccomp: ioctl rules");
+	return 0;
+}
+
+/* Every rule, in one fixed order: the exported BPF (and so its hash) follows it. */
+static int add_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	if ((r = add_refused(ctx)) < 0 || (r = add_clone_rules(ctx)) < 0 ||
+	    (r = add_mknod_rules(ctx)) < 0)
+		return r;
+	/* personality: only the query; setting flags such as ADDR_NO_RANDOMIZE is refused. */
+	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
+				  SCMP_A0(SCMP_CMP_NE, 0xffffffff))) < 0)
+		return log_errno(r, "seccomp: personality rule");
+	if ((r = add_socket_rules(ctx)) < 0 || (r = add_tty_rules(ctx)) < 0)
+		return r;
 	return 0;
 }
 

@@ -9,24 +9,14 @@
 
 static int v2_set_memory(const char *dir, uint64_t bytes, int no_swap)
 {
-	char v[32];
 	int r;
 
-	snprintf(v, sizeof(v), "%" PRIu64, bytes);
-	if ((r = cgroup_write(dir, "memory.max", v)) < 0)
+	if ((r = cgroup_write_u64(dir, "memory.max", bytes)) < 0)
 		return r;
 	/* memory.swap.max exists only with swap accounting; without it there is no swap to cap. */
 	if (no_swap && (r = cgroup_write(dir, "memory.swap.max", "0")) < 0 && r != -ENOENT)
 		return r;
 	return 0;
-}
-
-static int v2_set_pids(const char *dir, uint64_t max)
-{
-	char v[32];
-
-	snprintf(v, sizeof(v), "%" PRIu64, max);
-	return cgroup_write(dir, "pids.max", v);
 }
 
 static int v2_set_cpu(const char *dir, uint64_t quota_us, uint64_t period_us)
@@ -37,29 +27,18 @@ static int v2_set_cpu(const char *dir, uint64_t quota_us, uint64_t period_us)
 	return cgroup_write(dir, "cpu.max", v);
 }
 
-struct io_limits {
-	const char *dir;
-	uint64_t rbps, wbps;
-};
-
-static int v2_io_one(unsigned major, unsigned minor, void *data)
+/* Both directions' caps on one disk, in one line of io.max. */
+static int v2_set_io_device(const char *dir, unsigned major, unsigned minor, uint64_t read_bps,
+			    uint64_t write_bps)
 {
-	struct io_limits *l = data;
 	char v[96];
 	int n = snprintf(v, sizeof(v), "%u:%u", major, minor);
 
-	if (l->rbps)
-		n += snprintf(v + n, sizeof(v) - (size_t)n, " rbps=%" PRIu64, l->rbps);
-	if (l->wbps)
-		snprintf(v + n, sizeof(v) - (size_t)n, " wbps=%" PRIu64, l->wbps);
-	return cgroup_write(l->dir, "io.max", v);
-}
-
-static int v2_set_io(const char *dir, uint64_t read_bps, uint64_t write_bps)
-{
-	struct io_limits l = { dir, read_bps, write_bps };
-
-	return cgroup_each_disk(v2_io_one, &l);
+	if (read_bps)
+		n += snprintf(v + n, sizeof(v) - (size_t)n, " rbps=%" PRIu64, read_bps);
+	if (write_bps)
+		snprintf(v + n, sizeof(v) - (size_t)n, " wbps=%" PRIu64, write_bps);
+	return cgroup_write(dir, "io.max", v);
 }
 
 static int v2_memory_peak(const char *dir, uint64_t *ret)
@@ -70,8 +49,8 @@ static int v2_memory_peak(const char *dir, uint64_t *ret)
 const struct cgroup_backend cgroup_v2_backend = {
 	.name = "v2",
 	.set_memory = v2_set_memory,
-	.set_pids = v2_set_pids,
+	.set_pids = cgroup_set_pids,
 	.set_cpu = v2_set_cpu,
-	.set_io = v2_set_io,
+	.set_io_device = v2_set_io_device,
 	.memory_peak = v2_memory_peak,
 };

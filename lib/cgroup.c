@@ -75,34 +75,6 @@ int cgroup_read_u64(const char *dir, const char *file, uint64_t *ret)
 	return 0;
 }
 
-int cgroup_each_disk(int (*fn)(unsigned major, unsigned minor, void *data), void *data)
-{
-	DIR *d = opendir("/sys/block");
-	struct dirent *de;
-	int r = 0;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)) && r == 0) {
-		char path[300], buf[32];
-		unsigned major, minor;
-		FILE *f;
-
-		if (de->d_name[0] == '.' || !strncmp(de->d_name, "loop", 4) ||
-		    !strncmp(de->d_name, "ram", 3) || !strncmp(de->d_name, "zram", 4))
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%u:%u", &major, &minor) == 2)
-			r = fn(major, minor, data);
-		fclose(f);
-	}
-	closedir(d);
-	return r;
-}
-
 static int add_hierarchy(const char *mount, int v2)
 {
 	for (int i = 0; i < cg.n; i++)
@@ -301,8 +273,8 @@ static int apply_caps(const char *rel, const struct cgroup_caps *c)
 		if (cg.res[RES_IO] < 0)
 			return log_error("cgroup: no io controller on this host"), -ENOTSUP;
 		dir_of(cg.res[RES_IO], rel, dir, sizeof(dir));
-		if ((r = backend_of(cg.res[RES_IO])->set_io(dir, c->io_read_bps, c->io_write_bps)) <
-		    0)
+		if ((r = cgroup_set_io(backend_of(cg.res[RES_IO]), dir, c->io_read_bps,
+				       c->io_write_bps)) < 0)
 			return log_errno(r, "cgroup %s: io cap", rel);
 	}
 	return 0;

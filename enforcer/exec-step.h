@@ -1,0 +1,71 @@
+/*
+ * The process side of a tool call: the child that enters the sandbox (cgroups, namespaces,
+ * limits, identity, seccomp) and executes the program, and the wait for it. enforcer/exec.c
+ * decides what runs and records it; this runs it.
+ */
+#ifndef FB_EXEC_STEP_H
+#define FB_EXEC_STEP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "seccomp.h"
+#include "state.h"
+
+/* The namespaces a tool call joins besides pid: ipc, uts, net, cgroup and mnt. */
+#define EXEC_STEP_NAMESPACES 5
+
+/*
+ * What the child needs, opened and filled by the parent before the clone. Not opaque: it lives on
+ * the parent's stack (the filters are 64 KiB), so the launch path allocates nothing for it.
+ */
+struct exec_step {
+	int ns_fds[EXEC_STEP_NAMESPACES];
+	int pid_ns;	  /* joined by the parent (setns) so that the child is born in it */
+	int cgroup_dirfd; /* the step's v2 cgroup: the child is born into it */
+	int procs_fds[CGROUP_MAX_HIERARCHIES];
+	int nprocs;
+	int err_pipe[2];
+	const char *program;
+	char **argv;
+	char **envp;
+	struct sandbox_seccomp filter;
+	struct sandbox_seccomp ids; /* the second filter: no change of uid or gid */
+	const struct sandbox_state *st;
+};
+
+/* Marks every fd of s as not open; call it before anything else on s. */
+void exec_step_init(struct exec_step *s);
+
+/*
+ * Opens the step cgroup rel's join fds, st's init's namespaces and the error pipe. 0 or -errno
+ * (-ESRCH: the init is gone); exec_step_close() closes what is open either way.
+ */
+int exec_step_open(struct exec_step *s, const char *rel, const struct sandbox_state *st);
+
+/* Closes every fd of s that is open. */
+void exec_step_close(struct exec_step *s);
+
+/*
+ * Clones the child straight into the step's v2 cgroup, with a pidfd in *ret_pidfd; the child
+ * enters the sandbox and executes s->program, and never returns. Returns like fork.
+ */
+pid_t exec_step_clone(const struct exec_step *s, int *ret_pidfd);
+
+/*
+ * Closes the parent's end of the error pipe and waits until the child has executed the program
+ * (the pipe closes on exec) or failed to; returns the child's -errno, or 0.
+ */
+int exec_step_exec_error(struct exec_step *s);
+
+/*
+ * Waits for pid (pfd: its pidfd) until timeout_ns (0: none) or a signal to us (sfd: a signalfd for
+ * SIGINT, SIGTERM, SIGHUP): either kills the whole step cgroup rel, so an interrupted harness
+ * never leaves a tool call running. *ret_why says which: 0 exited, 1 timed out, or the signal
+ * number. 0 and *ret_status, or -errno.
+ */
+int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout_ns,
+		   int *ret_status, int *ret_why);
+
+#endif
