@@ -68,7 +68,6 @@ static void nft_read_messages(int fd, char *err, size_t errlen)
 int nft_apply(int nsfd, const char *text, char *err, size_t errlen)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, status, r = 0;
-	/* Measured before err is cleared: egress_detach's retry passes one buffer as both. */
 	size_t len = strlen(text);
 	pid_t pid;
 

@@ -342,9 +342,13 @@ int egress_detach(const struct config *cfg, const char *name, unsigned k)
 		l.gate_if, k);
 	fclose(f);
 	if (nft_apply(gate, text, err, sizeof(err)) < 0) {
-		/* A create that crashed half-way may have left one of the two: try each alone. */
-		snprintf(err, sizeof(err), "delete table inet " EGRESS_TABLE "_%u\n", k);
-		nft_apply(gate, err, err, sizeof(err));
+		/* A create that crashed half-way may have left the table without its set element
+		 * (the transaction then fails as a whole): the table alone. Its own buffer: nft_apply
+		 * clears err before it runs. */
+		char retry[96];
+
+		snprintf(retry, sizeof(retry), "delete table inet " EGRESS_TABLE "_%u\n", k);
+		nft_apply(gate, retry, err, sizeof(err));
 	}
 	free(text);
 	close(gate);

@@ -141,6 +141,20 @@ ok "the allowlisted registry works by name ($arrived packets)"
 bash "$WORLDSH" contacts "$WORLD" dns | grep -q "registry.test" || fail "the gate did not ask the authority"
 ok "the gate's DNS asked the authority for exactly registry.test"
 
+# A sandbox whose link was half taken down (a crash between the two nft steps): destroy still
+# removes its table from the gate, while another sandbox keeps the gate up.
+create_sandbox eg2 "$FB_ROOT/tests/policies/egress.json"
+link2=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['link'])" \
+	"$FIREBREAK_RUNTIME_DIR/sandboxes/eg2/state.json")
+ip netns exec firebreak-gate nft list table inet "firebreak_gate_$link2" >/dev/null ||
+	fail "sandbox eg2 has no table at the gate"
+ip netns exec firebreak-gate nft delete element inet firebreak_gate links "{ \"fb-s$link2\" }" ||
+	fail "could not take eg2's link out of the gate's set"
+check "destroy a half-detached sandbox" "$FB" destroy eg2
+ip netns exec firebreak-gate nft list table inet "firebreak_gate_$link2" >/dev/null 2>&1 &&
+	fail "the half-detached sandbox's table outlived it at the gate"
+ok "destroy removes a half-detached sandbox's table from the gate"
+
 check "destroy" "$FB" destroy eg1
 ip netns list | grep -q '^firebreak-gate' && fail "the gate outlived its last sandbox"
 pgrep -f "dnsmasq.*$FIREBREAK_RUNTIME_DIR" >/dev/null && fail "the DNS gate outlived its sandbox"
