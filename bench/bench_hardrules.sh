@@ -17,43 +17,18 @@
 # in a mktemp directory under /var/tmp, sandboxes bh-*, and the test world, all removed on exit.
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=bench_hardrules
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 N=${1:-200}
-die() {
-	echo "bench_hardrules: $*" >&2
-	exit 1
-}
-[ "$(id -u)" = 0 ] || die "needs root"
-[ -x "$ROOT/build/firebreakd" ] || die "run make first"
+need_root
+need_build
 case $N in '' | *[!0-9]* | 0) die "N must be a positive number" ;; esac
-T=$(mktemp -d /var/tmp/firebreak-hardrules.XXXXXX) || die "mktemp"
-DPID=""
-SANDBOXES=""
-WORLD_UP=0
-cleanup() {
-	set +e
-	trap - EXIT
-	for s in $SANDBOXES; do fb destroy "$s" >/dev/null 2>&1; done
-	if [ -n "$DPID" ]; then
-		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	[ "$WORLD_UP" = 1 ] && bash "$ROOT/tests/world/world.sh" down "$T/world" >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-mkdir -p "$T/bin" "$T/world" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
-fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
-WORLD_UP=1
-bash "$ROOT/tests/world/world.sh" up -t 600 "$T/world" >"$T/world.log" 2>&1 || die "world up"
-printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\ndetector_actions = off\nlisten = off\n' >"$T/fb.conf"
-"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
-	>"$T/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
-fb status >/dev/null 2>&1 || die "firebreakd does not answer"
+bench_tmp /var/tmp/firebreak-hardrules.XXXXXX
+copy_binaries
+world_up 600 || die "world up"
+printf '%sdetector_actions = off\nlisten = off\n' "$WORLD_CONF" >"$T/fb.conf"
+start_firebreakd || die "firebreakd does not answer"
 
 cat >"$T/policy.json" <<'EOF'
 {
@@ -70,7 +45,7 @@ cat >"$T/policy.json" <<'EOF'
   }
 }
 EOF
-SANDBOXES="bh-$$"
+MADE="bh-$$"
 fb create "bh-$$" --policy "$T/policy.json" >/dev/null || die "create"
 put() { fb exec "bh-$$" --tool setup -- tee "/workspace/$1" <"$2" >/dev/null || die "copy $1"; }
 

@@ -12,43 +12,20 @@
 # destroys them and stops the daemon it started (by pid).
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=bench_http
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 EVENTS=${1:-100000}
 SANDBOXES=${2:-200}
 
-die() {
-	echo "bench_http: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" = 0 ] || die "needs root"
-[ -x "$ROOT/build/firebreakd" ] || die "run make first"
+need_root
+need_build
 case "$EVENTS$SANDBOXES" in *[!0-9]*) die "EVENTS and SANDBOXES are numbers" ;; esac
-T=$(mktemp -d /var/tmp/firebreak-httpbench.XXXXXX) || die "mktemp"
-DPID=""
-MADE=""
-
-cleanup() {
-	set +e
-	trap - EXIT
-	for s in $MADE; do fb destroy "$s" >/dev/null 2>&1; done
-	if [ -n "$DPID" ]; then
-		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
+bench_tmp /var/tmp/firebreak-httpbench.XXXXXX
+copy_binaries
 printf 'listen = 127.0.0.1:0\nhttp_read_token = %s/read.token\nhttp_action_token = %s/action.token\ndetector_actions = off\n' \
 	"$T" "$T" >"$T/fb.conf"
-fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
-"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
-	>"$T/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
+start_firebreakd
 PORT=$(fb status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["port"])') ||
 	die "firebreakd does not answer"
 

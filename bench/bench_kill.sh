@@ -16,50 +16,33 @@
 # trial cgroups; the EXIT trap stops the daemon it started (by pid) and removes them.
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=bench_kill
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 TRIALS=${1:-200}
 BUSY=${BK_BUSY:-2}
 
-die() {
-	echo "bench_kill: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" = 0 ] || die "needs root"
-[ -x "$ROOT/build/firebreakd" ] || die "run make first"
+need_root
+need_build
 case $TRIALS in '' | *[!0-9]* | 0) die "TRIALS must be a positive number" ;; esac
 V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$V2" ] || die "no cgroup2 mount"
-T=$(mktemp -d /var/tmp/firebreak-killbench.XXXXXX) || die "mktemp"
-DPID=""
 PREFIX=firebreak-killbench-$$
+bench_tmp /var/tmp/firebreak-killbench.XXXXXX
 
-cleanup() {
-	set +e
-	trap - EXIT
+# Before firebreakd stops (bench_cleanup): the trial cgroups, killed and removed.
+cleanup_more() {
 	for d in "$V2/$PREFIX"-*; do
 		[ -d "$d" ] || continue
 		echo 1 >"$d/cgroup.kill" 2>/dev/null
 		for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.02; done
 	done
-	if [ -n "$DPID" ]; then
-		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 exec 2> >(grep -v -e ' Killed ' >&2) # the killed trial processes, reported by this shell
 
-mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
+copy_binaries
 echo "listen = off" >"$T/fb.conf"
-fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/fb.db" "$@"; }
-"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
-	>"$T/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
-fb status >/dev/null 2>&1 || die "firebreakd does not answer"
+start_firebreakd || die "firebreakd does not answer"
 
 TRIGGER='import socket
 s = socket.socket()

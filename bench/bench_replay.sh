@@ -11,29 +11,24 @@
 # Needs a built tree (make); everything is in a mktemp directory under /var/tmp.
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=bench_replay
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 EVENTS=${1:-1000000}
 
-die() {
-	echo "bench_replay: $*" >&2
-	exit 1
-}
-
-[ -x "$ROOT/build/firebreak" ] || die "run make first"
+need_build
 case $EVENTS in '' | *[!0-9]*) die "EVENTS is a number" ;; esac
-T=$(mktemp -d /var/tmp/firebreak-replaybench.XXXXXX) || die "mktemp"
-trap 'rm -rf "$T"' EXIT
-
-fb() { "$ROOT/build/firebreak" --db "$T/fb.db" --runtime-dir "$T/run" "$@"; }
+bench_tmp /var/tmp/firebreak-replaybench.XXXXXX
+# The daemon reads this run's config (the HTTP API off); the CLI is given none.
+FBD_CONF=$FB_CONF
+FB_CONF=
 
 # The schema, from firebreakd's own migrations (a daemon started and stopped on the store).
-printf 'listen = off\n' >"$T/fb.conf"
-"$ROOT/build/firebreakd" --foreground --config "$T/fb.conf" --db "$T/fb.db" --runtime-dir "$T/run" \
-	>"$T/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
+printf 'listen = off\n' >"$FBD_CONF"
+start_firebreakd
 kill -TERM "$DPID"
-wait "$DPID" || die "firebreakd: $(tail -3 "$T/firebreakd.log")"
+wait "$DPID" || die "firebreakd: $(tail -3 "$FB_LOG")"
+DPID=""
 
 python3 - "$T/fb.db" "$EVENTS" "$ROOT/tests/policies/replay.json" <<'PY' || die "the history"
 import hashlib, json, random, sqlite3, sys

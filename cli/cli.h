@@ -71,4 +71,20 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* Prints usage text for a command to f. */
 int cli_usage(FILE *f, const char *text);
 
+/* What cli_options() returns when the command is to go on. */
+#define CLI_CONTINUE (-1)
+
+struct option;
+
+/*
+ * Reads a command's options with getopt_long (shortopts, opts): -h or --help prints usage to
+ * stdout and stops with 0; an option opts does not know prints it to stderr and stops with
+ * EXIT_USAGE; any other goes to on_option(c, optarg, data), which returns CLI_CONTINUE or the exit
+ * code to stop with. Then exactly `operands` operands must follow (-1: any number). Returns
+ * CLI_CONTINUE, or the exit code.
+ */
+int cli_options(int argc, char **argv, const char *shortopts, const struct option *opts,
+		const char *usage, int operands,
+		int (*on_option)(int c, const char *arg, void *data), void *data);
+
 #endif

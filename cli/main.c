@@ -79,6 +79,25 @@ int cli_usage(FILE *f, const char *text)
 	return f == stdout ? 0 : EXIT_USAGE;
 }
 
+int cli_options(int argc, char **argv, const char *shortopts, const struct option *opts,
+		const char *usage, int operands,
+		int (*on_option)(int c, const char *arg, void *data), void *data)
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		if (c == 'h')
+			return cli_usage(stdout, usage);
+		if (c == '?' || c == ':')
+			return cli_usage(stderr, usage);
+		if ((rc = on_option(c, optarg, data)) != CLI_CONTINUE)
+			return rc;
+	}
+	if (operands >= 0 && optind + operands != argc)
+		return cli_usage(stderr, usage);
+	return CLI_CONTINUE;
+}
+
 int cli_open_store(struct cli *cli, struct store **ret)
 {
 	int r = store_open(cli->cfg.db, STORE_READ_ONLY, ret);
@@ -137,7 +156,14 @@ int cli_control(struct cli *cli, json_t *req, json_t **ret)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The options before the command name. */
+struct global {
+	const char *config_path, *db, *runtime;
+	int required;	/* the config file named must exist */
+};
+
+/* Reads the global options up to the command name; returns CLI_CONTINUE or the exit code. */
+static int parse_global(int argc, char **argv, struct global *g)
 {
 	enum { OPT_DB = 256, OPT_RUNTIME };
 	static const struct option opts[] = {
@@ -147,25 +173,20 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct cli cli = { .prog = "firebreak" };
-	const char *config_path = FB_DEFAULT_CONFIG, *db = NULL, *runtime = NULL;
-	int required = 0, c;
-	char err[160];
+	int c;
 
-	config_defaults(&cli.cfg);
-	log_max_level = LOG_LEVEL_ERROR;
 	/* '+': options stop at the command name; the command parses the rest. */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config_path = optarg;
-			required = 1;
+			g->config_path = optarg;
+			g->required = 1;
 			break;
 		case OPT_DB:
-			db = optarg;
+			g->db = optarg;
 			break;
 		case OPT_RUNTIME:
-			runtime = optarg;
+			g->runtime = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -179,31 +200,61 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	const struct cli_command *cmd = NULL;
+	return CLI_CONTINUE;
+}
 
+static const struct cli_command *find_command(const char *name)
+{
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		if (strcmp(argv[optind], commands[i].name) == 0)
-			cmd = &commands[i];
-	if (cmd && !cmd->privileged && !required && secure_getenv("FIREBREAK_CONFIG")) {
-		config_path = secure_getenv("FIREBREAK_CONFIG");
-		required = 1;
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/*
+ * The configuration: the file (FIREBREAK_CONFIG only for a command that is not privileged), then
+ * the environment (likewise), then the flags. Returns CLI_CONTINUE or the exit code.
+ */
+static int configure(struct cli *cli, const struct cli_command *cmd, struct global *g)
+{
+	char err[160];
+
+	if (cmd && !cmd->privileged && !g->required && secure_getenv("FIREBREAK_CONFIG")) {
+		g->config_path = secure_getenv("FIREBREAK_CONFIG");
+		g->required = 1;
 	}
-	if (config_load(&cli.cfg, config_path, required) < 0)
+	if (config_load(&cli->cfg, g->config_path, g->required) < 0)
 		return 1;
 	if (!cmd || !cmd->privileged)
-		config_apply_env(&cli.cfg);
-	if ((db && config_set(&cli.cfg, "db", db, err, sizeof(err)) < 0) ||
-	    (runtime && config_set(&cli.cfg, "runtime_dir", runtime, err, sizeof(err)) < 0)) {
+		config_apply_env(&cli->cfg);
+	if ((g->db && config_set(&cli->cfg, "db", g->db, err, sizeof(err)) < 0) ||
+	    (g->runtime &&
+	     config_set(&cli->cfg, "runtime_dir", g->runtime, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "firebreak: %s\n", err);
 		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (strcmp(argv[optind], commands[i].name) == 0) {
-			argv += optind;
-			argc -= optind;
-			optind = 0; /* getopt starts over for the command */
-			return commands[i].run(&cli, argc, argv);
-		}
+	return CLI_CONTINUE;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { .prog = "firebreak" };
+	struct global g = { .config_path = FB_DEFAULT_CONFIG };
+	const struct cli_command *cmd;
+	int rc;
+
+	config_defaults(&cli.cfg);
+	log_max_level = LOG_LEVEL_ERROR;
+	if ((rc = parse_global(argc, argv, &g)) != CLI_CONTINUE)
+		return rc;
+	cmd = find_command(argv[optind]);
+	if ((rc = configure(&cli, cmd, &g)) != CLI_CONTINUE)
+		return rc;
+	if (cmd) {
+		argv += optind;
+		argc -= optind;
+		optind = 0; /* getopt starts over for the command */
+		return cmd->run(&cli, argc, argv);
 	}
 	if (strcmp(argv[optind], "help") == 0) {
 		usage(stdout);

@@ -420,129 +420,166 @@ static int replay_all(struct cli *cli, const struct policy *policy, int json, ch
 	return !policy && (a.diffs || a.missing) ? 1 : 0;
 }
 
-int cli_replay(struct cli *cli, int argc, char **argv)
+enum { OPT_POLICY = 256, OPT_JSON, OPT_PACE, OPT_ALL, OPT_SUMMARY };
+
+/* What the options ask for. */
+struct replay_args {
+	struct show sh;
+	const char *policy_path;
+	int all;
+};
+
+static int on_option(int c, const char *arg, void *data)
 {
-	enum { OPT_POLICY = 256, OPT_JSON, OPT_PACE, OPT_ALL, OPT_SUMMARY };
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },	     { "policy", required_argument, NULL, OPT_POLICY },
-		{ "json", no_argument, NULL, OPT_JSON },     { "pace", required_argument, NULL, OPT_PACE },
-		{ "all", no_argument, NULL, OPT_ALL },	     { "summary", no_argument, NULL, OPT_SUMMARY },
-		{ 0 },
-	};
-	struct show sh = { 0 };
-	struct policy *policy = NULL;
-	struct store_sandbox sb;
-	struct store_incident inc = { 0 };
-	struct replay_result res;
-	struct replay_opts o = { .on_event = on_event, .data = &sh };
-	struct store *s = NULL;
-	const char *policy_path = NULL, *target;
-	int c, all = 0, is_bundle, r, rc;
-	char err[256];
-	uint64_t t0;
-	size_t diffs;
+	struct replay_args *a = data;
+	char *end;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_usage(stdout, replay_usage), 0;
-		case OPT_POLICY:
-			policy_path = optarg;
-			break;
-		case OPT_JSON:
-			sh.json = 1;
-			break;
-		case OPT_ALL:
-			all = 1;
-			break;
-		case OPT_SUMMARY:
-			sh.quiet = 1;
-			break;
-		case OPT_PACE: {
-			char *end;
+	switch (c) {
+	case OPT_POLICY:
+		a->policy_path = arg;
+		break;
+	case OPT_JSON:
+		a->sh.json = 1;
+		break;
+	case OPT_ALL:
+		a->all = 1;
+		break;
+	case OPT_SUMMARY:
+		a->sh.quiet = 1;
+		break;
+	case OPT_PACE:
+		if (strcmp(arg, "fast") == 0)
+			a->sh.pace = 0;
+		else if (strcmp(arg, "real") == 0)
+			a->sh.pace = 1;
+		else if ((a->sh.pace = strtod(arg, &end)) <= 0 || strcmp(end, "x") != 0)
+			return cli_fail("replay", "--pace: fast, real or Nx (2x, 0.5x)"),
+			       EXIT_USAGE;
+		break;
+	default:
+		return cli_usage(stderr, replay_usage);
+	}
+	return CLI_CONTINUE;
+}
 
-			if (strcmp(optarg, "fast") == 0)
-				sh.pace = 0;
-			else if (strcmp(optarg, "real") == 0)
-				sh.pace = 1;
-			else if ((sh.pace = strtod(optarg, &end)) <= 0 || strcmp(end, "x") != 0)
-				return cli_fail("replay", "--pace: fast, real or Nx (2x, 0.5x)"), EXIT_USAGE;
-			break;
-		}
-		default:
-			return cli_usage(stderr, replay_usage), EXIT_USAGE;
-		}
+/* The summary line of one sandbox's replay (JSON: an object of kind "summary"). */
+static void print_summary(struct store *s, const struct store_sandbox *sb,
+			  const struct store_incident *inc, const struct replay_result *res,
+			  const struct replay_args *a, size_t diffs, double secs)
+{
+	int other = a->policy_path != NULL; /* another policy than the recorded one */
+
+	if (a->sh.json) {
+		cli_print_json(json_pack(
+			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:f}", "kind",
+			"summary", "sandbox", sb->name, "events", (json_int_t)res->events, "fed",
+			(json_int_t)res->fed, "epochs", (json_int_t)res->epochs, "recorded",
+			(json_int_t)res->n_recorded, "replayed", (json_int_t)res->n_replayed,
+			"differences", (json_int_t)diffs, "policy",
+			other ? a->policy_path : "recorded", "missing_policy",
+			res->missing_policy, "seconds", secs));
+		return;
 	}
-	if (policy_path && policy_load(policy_path, &policy, err, sizeof(err)) < 0)
-		return cli_fail("replay", "%s", err);
-	if (all) {
-		rc = replay_all(cli, policy, sh.json, argv + optind, argc - optind);
-		policy_free(policy);
-		return rc;
-	}
-	if (optind != argc - 1) {
-		policy_free(policy);
-		return cli_usage(stderr, replay_usage), EXIT_USAGE;
-	}
-	target = argv[optind];
-	if (open_source(cli, target, &s, &is_bundle) < 0) {
-		policy_free(policy);
-		return 1;
-	}
-	r = is_bundle ? store_sandbox_list(s, only_sandbox, &sb) : find_target(s, target, &sb, &inc);
-	if (r < 0 || (is_bundle && r == 0)) {
-		store_close(s);
-		policy_free(policy);
-		return cli_fail("replay", "no incident or sandbox %s", target);
-	}
-	/* An incident's timeline is printed from its start (the detectors see it all). */
-	if (inc.id) {
+	if (inc->id) {
 		struct incident_story story;
 
-		if (incident_story(s, &inc, &story) == 0)
-			sh.since = story.since;
+		if (!other && incident_story(s, inc, &story) == 0)
+			printf("\n== %s\n", story.text);
 	}
-	o.policy = policy;
-	t0 = time_mono_ns();
-	r = replay_sandbox(s, &sb, &o, &res);
-	if (r < 0) {
-		store_close(s);
-		policy_free(policy);
-		return cli_fail("replay", "could not replay %s: %s", sb.name, strerror(-r));
-	}
-	double secs = (double)(time_mono_ns() - t0) / 1e9;
-	diffs = compare(sb.name, &res, policy != NULL, sh.json);
-	if (policy)
-		when_acted(&res, sh.json);
-	if (sh.json)
-		cli_print_json(json_pack(
-			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:f}", "kind", "summary",
-			"sandbox", sb.name, "events", (json_int_t)res.events, "fed",
-			(json_int_t)res.fed, "epochs", (json_int_t)res.epochs, "recorded",
-			(json_int_t)res.n_recorded, "replayed", (json_int_t)res.n_replayed,
-			"differences", (json_int_t)diffs, "policy", policy ? policy_path : "recorded",
-			"missing_policy", res.missing_policy, "seconds", secs));
-	else {
-		if (inc.id) {
-			struct incident_story story;
+	printf("replay of %s: %" PRIu64 " events (%" PRIu64 " fed to %u detector state%s) in "
+	       "%.3f s; %zu verdicts recorded, %zu replayed: %s\n",
+	       sb->name, res->events, res->fed, res->epochs, res->epochs == 1 ? "" : "s", secs,
+	       res->n_recorded, res->n_replayed,
+	       other ? (diffs ? "the new policy differs" : "the new policy agrees")
+	       : diffs ? "DETERMINISM BUG"
+		       : "identical");
+}
 
-			if (!policy && incident_story(s, &inc, &story) == 0)
-				printf("\n== %s\n", story.text);
-		}
-		printf("replay of %s: %" PRIu64 " events (%" PRIu64 " fed to %u detector state%s) in "
-		       "%.3f s; %zu verdicts recorded, %zu replayed: %s\n",
-		       sb.name, res.events, res.fed, res.epochs, res.epochs == 1 ? "" : "s", secs,
-		       res.n_recorded, res.n_replayed,
-		       policy ? (diffs ? "the new policy differs" : "the new policy agrees")
-		       : diffs ? "DETERMINISM BUG"
-			       : "identical");
+/* Replays the sandbox of one store or bundle, compares and summarises; returns the exit code. */
+static int replay_and_report(struct store *s, const struct store_sandbox *sb,
+			      const struct store_incident *inc, const struct policy *policy,
+			      struct replay_args *a, int is_bundle)
+{
+	struct replay_opts o = { .on_event = on_event, .data = &a->sh, .policy = policy };
+	struct replay_result res;
+	uint64_t t0;
+	size_t diffs;
+	double secs;
+	int r, rc;
+
+	/* An incident's timeline is printed from its start (the detectors see it all). */
+	if (inc->id) {
+		struct incident_story story;
+
+		if (incident_story(s, inc, &story) == 0)
+			a->sh.since = story.since;
 	}
+	t0 = time_mono_ns();
+	r = replay_sandbox(s, sb, &o, &res);
+	if (r < 0)
+		return cli_fail("replay", "could not replay %s: %s", sb->name, strerror(-r));
+	secs = (double)(time_mono_ns() - t0) / 1e9;
+	diffs = compare(sb->name, &res, policy != NULL, a->sh.json);
+	if (policy)
+		when_acted(&res, a->sh.json);
+	print_summary(s, sb, inc, &res, a, diffs, secs);
 	if (res.missing_policy)
 		cli_fail("replay", "a recorded policy of %s is not in %s: replayed without it",
-			 sb.name, is_bundle ? "the bundle" : "the store");
+			 sb->name, is_bundle ? "the bundle" : "the store");
 	rc = !policy && (diffs || res.missing_policy) ? 1 : 0;
 	replay_result_free(&res);
+	return rc;
+}
+
+/* Replays target: an incident or a sandbox of the store, or a bundle's one sandbox. */
+static int replay_target(struct cli *cli, const char *target, const struct policy *policy,
+			 struct replay_args *a)
+{
+	struct store_incident inc = { 0 };
+	struct store_sandbox sb;
+	struct store *s = NULL;
+	int is_bundle, r;
+
+	if (open_source(cli, target, &s, &is_bundle) < 0)
+		return 1;
+	r = is_bundle ? store_sandbox_list(s, only_sandbox, &sb)
+		      : find_target(s, target, &sb, &inc);
+	if (r < 0 || (is_bundle && r == 0)) {
+		store_close(s);
+		return cli_fail("replay", "no incident or sandbox %s", target);
+	}
+	r = replay_and_report(s, &sb, &inc, policy, a, is_bundle);
 	store_close(s);
+	return r;
+}
+
+int cli_replay(struct cli *cli, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "pace", required_argument, NULL, OPT_PACE },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ 0 },
+	};
+	struct replay_args a = { .sh = { 0 } };
+	struct policy *policy = NULL;
+	char err[256];
+	int rc;
+
+	rc = cli_options(argc, argv, "h", opts, replay_usage, -1, on_option, &a);
+	if (rc != CLI_CONTINUE)
+		return rc;
+	if (a.policy_path && policy_load(a.policy_path, &policy, err, sizeof(err)) < 0)
+		return cli_fail("replay", "%s", err);
+	if (a.all)
+		rc = replay_all(cli, policy, a.sh.json, argv + optind, argc - optind);
+	else if (optind != argc - 1)
+		rc = cli_usage(stderr, replay_usage);
+	else
+		rc = replay_target(cli, argv[optind], policy, &a);
 	policy_free(policy);
 	return rc;
 }

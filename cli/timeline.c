@@ -105,9 +105,73 @@ static int print_story(struct store *s, const struct store_sandbox *sb, int64_t 
 	return 0;
 }
 
+enum { OPT_JSON = 256, OPT_SINCE, OPT_UNTIL, OPT_STEP, OPT_INCIDENT };
+
+/* What the options ask for. */
+struct timeline_args {
+	struct store_timeline_query q;
+	int64_t incident;
+	int json;
+};
+
+static int on_option(int c, const char *arg, void *data)
+{
+	struct timeline_args *a = data;
+
+	switch (c) {
+	case OPT_JSON:
+		a->json = 1;
+		break;
+	case OPT_SINCE:
+	case OPT_UNTIL:
+		if (time_parse(arg, time_now_ns(), c == OPT_SINCE ? &a->q.since : &a->q.until) <
+		    0) {
+			fprintf(stderr, "firebreak timeline: bad time '%s'\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_STEP:
+		if (parse_steps(arg, &a->q.step_lo, &a->q.step_hi) < 0) {
+			fprintf(stderr, "firebreak timeline: bad step range '%s'\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_INCIDENT:
+		if (parse_steps(arg, &a->incident, &a->incident) < 0 || a->incident <= 0) {
+			fprintf(stderr, "firebreak timeline: bad incident id '%s'\n", arg);
+			return EXIT_USAGE;
+		}
+		break;
+	default:
+		return cli_usage(stderr, usage_text);
+	}
+	return CLI_CONTINUE;
+}
+
+/* Prints sandbox name's timeline from the store (after the incident's story, if asked). */
+static int print_timeline(struct store *s, struct cli *cli, const char *name,
+			  struct timeline_args *a)
+{
+	struct store_sandbox sb;
+	int r = store_sandbox_find(s, name, &sb);
+
+	if (r == -ENOENT)
+		return cli_fail("timeline", "no sandbox named '%s' in %s", name, cli->cfg.db);
+	if (r < 0)
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	a->q.sandbox_id = sb.id;
+	if (a->incident && (r = print_story(s, &sb, a->incident, a->json, &a->q)) != 0)
+		return r;
+	r = store_timeline(s, &a->q, a->json ? print_json : print_text, NULL);
+	if (fflush(stdout) != 0)
+		return cli_fail("timeline", "write: %m");
+	if (r < 0)
+		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
+	return 0;
+}
+
 int cli_timeline(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_SINCE, OPT_UNTIL, OPT_STEP, OPT_INCIDENT };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "since", required_argument, NULL, OPT_SINCE },
@@ -117,65 +181,16 @@ int cli_timeline(struct cli *cli, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct store_timeline_query q = { .step_lo = EVENT_STEP_NONE };
-	struct store_sandbox sb;
+	struct timeline_args a = { .q = { .step_lo = EVENT_STEP_NONE } };
 	struct store *s = NULL;
-	int64_t incident = 0;
-	int json = 0, c, r;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			json = 1;
-			break;
-		case OPT_SINCE:
-		case OPT_UNTIL:
-			if (time_parse(optarg, time_now_ns(), c == OPT_SINCE ? &q.since : &q.until) <
-			    0) {
-				fprintf(stderr, "firebreak timeline: bad time '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_STEP:
-			if (parse_steps(optarg, &q.step_lo, &q.step_hi) < 0) {
-				fprintf(stderr, "firebreak timeline: bad step range '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_INCIDENT:
-			if (parse_steps(optarg, &incident, &incident) < 0 || incident <= 0) {
-				fprintf(stderr, "firebreak timeline: bad incident id '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			return cli_usage(stdout, usage_text);
-		default:
-			return cli_usage(stderr, usage_text);
-		}
-	}
-	if (optind + 1 != argc)
-		return cli_usage(stderr, usage_text);
+	rc = cli_options(argc, argv, "h", opts, usage_text, 1, on_option, &a);
+	if (rc != CLI_CONTINUE)
+		return rc;
 	if (cli_open_store(cli, &s) != 0)
 		return 1;
-	r = store_sandbox_find(s, argv[optind], &sb);
-	if (r < 0) {
-		store_close(s);
-		if (r == -ENOENT)
-			return cli_fail("timeline", "no sandbox named '%s' in %s", argv[optind],
-					cli->cfg.db);
-		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
-	}
-	q.sandbox_id = sb.id;
-	if (incident && (r = print_story(s, &sb, incident, json, &q)) != 0) {
-		store_close(s);
-		return r;
-	}
-	r = store_timeline(s, &q, json ? print_json : print_text, NULL);
+	rc = print_timeline(s, cli, argv[optind], &a);
 	store_close(s);
-	if (fflush(stdout) != 0)
-		return cli_fail("timeline", "write: %m");
-	if (r < 0)
-		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
-	return 0;
+	return rc;
 }

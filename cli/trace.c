@@ -279,83 +279,135 @@ static int exchange(struct sender *s, int block)
 	}
 }
 
+/* stdin as it is read: the bytes not yet queued as lines, and what was counted of them. */
+struct input {
+	char *buf;
+	size_t len, cap;
+	uint64_t lineno, local_errors;
+	int eof;
+};
+
+/* Reads the next chunk of stdin onto in's buffer; at the end, ends a last line without its
+ * newline. 0 or -errno. */
+static int read_chunk(struct input *in)
+{
+	ssize_t n;
+
+	if (in->cap - in->len < 65536) {
+		char *p = realloc(in->buf, in->cap + 65536);
+
+		if (!p)
+			return -ENOMEM;
+		in->buf = p;
+		in->cap += 65536;
+	}
+	do
+		n = read(STDIN_FILENO, in->buf + in->len, in->cap - in->len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0) {
+		in->eof = 1;
+		if (in->len > 0 && in->buf[in->len - 1] != '\n')
+			in->buf[in->len++] = '\n'; /* a last line without its newline */
+	}
+	in->len += (size_t)n;
+	return 0;
+}
+
+/* Queues every complete line of the buffer (making room by exchanging), keeps the rest. */
+static int queue_lines(struct sender *s, struct input *in)
+{
+	size_t start = 0;
+	char *nl;
+	int r;
+
+	for (; (nl = memchr(in->buf + start, '\n', in->len - start));
+	     start = (size_t)(nl - in->buf) + 1) {
+		size_t l = (size_t)(nl - (in->buf + start)), line_len;
+		char *line;
+
+		in->lineno++;
+		while (l > 0 && in->buf[start + l - 1] == '\r')
+			l--;
+		if (l == 0)
+			continue;
+		r = prepare_line(s, in->buf + start, l, &line, &line_len, in->lineno);
+		if (r == -EINVAL) {
+			in->local_errors++;
+			continue;
+		}
+		if (r < 0)
+			return r;
+		while (s->count == s->cap)
+			if ((r = exchange(s, 1)) < 0)
+				return r;
+		queue_line(s, line, line_len, in->lineno);
+	}
+	memmove(in->buf, in->buf + start, in->len - start);
+	in->len -= start;
+	return 0;
+}
+
 /*
  * Reads stdin in chunks and queues every complete line of a chunk before sending them together: one
  * writev per chunk, not a write per line, yet a line that arrives alone still goes out at once.
  */
 static int run(struct sender *s)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, cap = 0;
-	uint64_t lineno = 0, local_errors = 0;
-	int eof = 0, r;
+	struct input in = { 0 };
+	int r;
 
 	if ((r = connect_with_retry(s)) < 0)
 		return r;
-	while (!eof) {
-		size_t start = 0;
-		ssize_t n;
-
-		if (cap - len < 65536) {
-			char *p = realloc(buf, cap + 65536);
-
-			if (!p)
-				return -ENOMEM;
-			buf = p;
-			cap += 65536;
-		}
-		n = read(STDIN_FILENO, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) {
-			eof = 1;
-			if (len > 0 && buf[len - 1] != '\n')
-				buf[len++] = '\n'; /* a last line without its newline */
-		}
-		len += (size_t)n;
-		for (char *nl; (nl = memchr(buf + start, '\n', len - start)); start = (size_t)(nl - buf) + 1) {
-			size_t l = (size_t)(nl - (buf + start));
-			char *line;
-			size_t line_len;
-
-			lineno++;
-			while (l > 0 && buf[start + l - 1] == '\r')
-				l--;
-			if (l == 0)
-				continue;
-			r = prepare_line(s, buf + start, l, &line, &line_len, lineno);
-			if (r == -EINVAL) {
-				local_errors++;
-				continue;
-			}
-			if (r < 0)
-				return r;
-			while (s->count == s->cap)
-				if ((r = exchange(s, 1)) < 0)
-					return r;
-			queue_line(s, line, line_len, lineno);
-		}
-		memmove(buf, buf + start, len - start);
-		len -= start;
-		if ((r = exchange(s, 0)) < 0)
-			return r;
-	}
+	while (!in.eof)
+		if ((r = read_chunk(&in)) < 0 || (r = queue_lines(s, &in)) < 0 ||
+		    (r = exchange(s, 0)) < 0)
+			goto out;
 	/* All sent: say so, then collect the remaining acks. */
 	while (s->count > 0) {
 		if (s->sent == s->count)
 			shutdown(s->fd, SHUT_WR);
 		if ((r = exchange(s, 1)) < 0)
-			return r;
+			goto out;
 	}
-	s->refused += local_errors;
-	return 0;
+	s->refused += in.local_errors;
+	r = 0;
+out:
+	free(in.buf);
+	return r;
+}
+
+enum { OPT_WINDOW = 256, OPT_RETRY, OPT_QUIET };
+
+static int on_option(int c, const char *arg, void *data)
+{
+	struct sender *s = data;
+	uint64_t w;
+
+	switch (c) {
+	case OPT_WINDOW:
+		/* Capped so that a window of unread acks stays well under the daemon's reply
+		 * buffer (trace_reply_buffer_max, 1 MiB by default). */
+		if (size_parse(arg, &w) < 0 || w < 1 || w > 16384)
+			return cli_usage(stderr, usage_text);
+		s->cap = (size_t)w;
+		break;
+	case OPT_RETRY:
+		if (duration_parse(arg, &s->retry_ns) < 0)
+			return cli_usage(stderr, usage_text);
+		break;
+	case OPT_QUIET:
+		s->quiet = 1;
+		break;
+	default:
+		return cli_usage(stderr, usage_text);
+	}
+	return CLI_CONTINUE;
 }
 
 int cli_trace(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_WINDOW = 256, OPT_RETRY, OPT_QUIET };
 	static const struct option opts[] = {
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "retry-for", required_argument, NULL, OPT_RETRY },
@@ -364,34 +416,11 @@ int cli_trace(struct cli *cli, int argc, char **argv)
 		{ 0 },
 	};
 	struct sender s = { .fd = -1, .cap = 1024 };
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_WINDOW: {
-			uint64_t w;
-			/* Capped so that a window of unread acks stays well under the daemon's
-			 * reply buffer (trace_reply_buffer_max, 1 MiB by default). */
-			if (size_parse(optarg, &w) < 0 || w < 1 || w > 16384)
-				return cli_usage(stderr, usage_text);
-			s.cap = (size_t)w;
-			break;
-		}
-		case OPT_RETRY:
-			if (duration_parse(optarg, &s.retry_ns) < 0)
-				return cli_usage(stderr, usage_text);
-			break;
-		case OPT_QUIET:
-			s.quiet = 1;
-			break;
-		case 'h':
-			return cli_usage(stdout, usage_text);
-		default:
-			return cli_usage(stderr, usage_text);
-		}
-	}
-	if (optind + 1 != argc)
-		return cli_usage(stderr, usage_text);
+	r = cli_options(argc, argv, "h", opts, usage_text, 1, on_option, &s);
+	if (r != CLI_CONTINUE)
+		return r;
 	s.sandbox = argv[optind];
 	if (!event_sandbox_name_valid(s.sandbox))
 		return cli_fail("trace", "'%s' is not a valid sandbox name", s.sandbox);

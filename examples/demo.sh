@@ -10,37 +10,14 @@
 # the sandbox is killed. The demo prints the incident and its timeline, cleans everything up and
 # exits 0 (1 if the sandbox was not killed). It needs root (sandboxes, namespaces).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-STATE=$(mktemp -d /tmp/firebreak-demo.XXXXXX)
-WORLD=$STATE/world
+BENCH=demo
+DIE_LOG=1
+# shellcheck source-path=SCRIPTDIR source=../bench/lib.sh
+. "$(dirname "$0")/../bench/lib.sh"
+bench_tmp /tmp/firebreak-demo.XXXXXX
+FB_CONF=$T/firebreak.conf
+FB_DB=$T/firebreak.db
 NAME=demo-agent
-DPID=""
-CREATED=0
-WORLD_UP=0
-
-fb() {
-	"$ROOT/build/firebreak" --config "$STATE/firebreak.conf" --runtime-dir "$STATE/run" \
-		--db "$STATE/firebreak.db" "$@"
-}
-
-cleanup() {
-	trap - EXIT
-	[ "$CREATED" = 1 ] && fb destroy "$NAME" >/dev/null 2>&1
-	if [ -n "$DPID" ]; then
-		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
-	[ "$WORLD_UP" = 1 ] && bash "$ROOT/tests/world/world.sh" down "$WORLD" >/dev/null 2>&1
-	rm -rf "$STATE"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-die() {
-	echo "demo: $*" >&2
-	[ -f "$STATE/firebreakd.log" ] && tail -n 15 "$STATE/firebreakd.log" >&2
-	exit 1
-}
 
 # trace STEP TOOL PHASE [EXTRA]: one line of the harness's trace.
 trace() {
@@ -49,24 +26,18 @@ trace() {
 }
 
 echo "== the test world: fake metadata service 169.254.169.254, fake C2 203.0.113.66"
-mkdir -p "$WORLD"
-WORLD_UP=1
-bash "$ROOT/tests/world/world.sh" up -t 300 "$WORLD" >"$STATE/world.log" 2>&1 || die "world up: $(tail -5 "$STATE/world.log")"
-printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >"$STATE/firebreak.conf"
+world_up 300 || die "world up: $(tail -5 "$T/world.log")"
+printf '%s' "$WORLD_CONF" >"$FB_CONF"
 # The HTTP API on a free loopback port, its tokens with the demo's state (not /etc/firebreak).
 printf 'listen = 127.0.0.1:0\nhttp_read_token = %s/http-read.token\nhttp_action_token = %s/http-action.token\n' \
-	"$STATE" "$STATE" >>"$STATE/firebreak.conf"
+	"$T" "$T" >>"$FB_CONF"
 
-echo "== firebreakd (store $STATE/firebreak.db)"
-"$ROOT/build/firebreakd" --foreground --config "$STATE/firebreak.conf" --db "$STATE/firebreak.db" \
-	--runtime-dir "$STATE/run" >"$STATE/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
-fb status >/dev/null 2>&1 || die "firebreakd does not answer"
+echo "== firebreakd (store $FB_DB)"
+start_firebreakd || die "firebreakd does not answer"
 
 echo "== sandbox $NAME (examples/policy.json)"
 fb create "$NAME" --policy "$ROOT/examples/policy.json" || die "create"
-CREATED=1
+MADE=$NAME
 
 echo "== the agent's steps 5-13 (its harness's trace)"
 grep -v -e '"firebreak.step": 1[4-9]' -e '"firebreak.step": 2[0-9]' "$ROOT/examples/agent-trace.jsonl" |
@@ -107,7 +78,7 @@ esac
 # daemon is still up, with FB_DEMO_URL set; the web page's test uses it).
 port=$(fb status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["http"]["port"])') ||
 	die "no HTTP API"
-URL="http://127.0.0.1:$port/#token=$(cat "$STATE/http-read.token")&incident=$id"
+URL="http://127.0.0.1:$port/#token=$(cat "$T/http-read.token")&incident=$id"
 if [ -n "${FIREBREAK_DEMO_THEN:-}" ]; then
 	FB_DEMO_URL=$URL bash -c "$FIREBREAK_DEMO_THEN" || die "the check after the demo failed"
 elif [ -t 0 ] && [ -t 1 ]; then

@@ -2,7 +2,8 @@
  * firebreakd's configuration, shared with the CLI (which needs the store's path and the runtime
  * dir). Sources in rising precedence: built-in defaults, the config file, FIREBREAK_* environment
  * variables (CLI only), command-line flags. The file holds `key = value` lines and # comments;
- * an unknown key or a bad value is an error naming FILE:LINE. docs/config.md lists every key.
+ * an unknown key or a bad value is an error naming FILE:LINE. Each key is named once, in the table
+ * in config.c, with its parser, bounds, default and docs/config.md row.
  */
 #ifndef FB_CONFIG_H
 #define FB_CONFIG_H
@@ -66,7 +67,7 @@ struct config {
 	char gate_dns_upstream[64];	  /* where the gate's DNS asks allowlisted names ("" = none) */
 };
 
-/* Fills cfg with the built-in defaults. */
+/* Fills cfg with the built-in defaults (the key table's). */
 void config_defaults(struct config *cfg);
 
 /*
@@ -77,6 +78,12 @@ int config_load(struct config *cfg, const char *path, int required);
 
 /* Sets one key from text, as the file would; returns 0 or -EINVAL with a message in err. */
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/*
+ * Writes key i's row of the table in docs/config.md into buf ("| `key` | flag | default | meaning
+ * |"). Returns 0, -ENOENT past the last key, or -ENAMETOOLONG if buf is too small.
+ */
+int config_doc_row(size_t i, char *buf, size_t size);
 
 /* Applies FIREBREAK_DB and FIREBREAK_RUNTIME_DIR from the environment (secure_getenv). */
 void config_apply_env(struct config *cfg);

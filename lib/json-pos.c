@@ -36,6 +36,8 @@ struct scanner {
 	struct json_pos *pos;
 	struct frame stack[JSON_POS_DEPTH_MAX];
 	size_t depth;
+	struct json_pos_loc key;	/* the key of the member whose value comes next */
+	int have_key;
 };
 
 void json_pos_free(struct json_pos *p)
@@ -158,6 +160,58 @@ static size_t put_utf8(char *out, unsigned cp)
 	return 4;
 }
 
+/* After "\\u": the code point, a surrogate pair joined into one; never NUL. */
+static int read_u_escape(struct scanner *sc, unsigned *ret)
+{
+	unsigned cp, lo;
+
+	if (read_hex4(sc, &cp) < 0)
+		return -EINVAL;
+	if (cp >= 0xd800 && cp < 0xdc00) {
+		if (peek(sc) != '\\')
+			return -EINVAL;
+		advance(sc);
+		if (peek(sc) != 'u')
+			return -EINVAL;
+		advance(sc);
+		if (read_hex4(sc, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
+			return -EINVAL;
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	/* A path is a C string: a key holding NUL cannot be named in one. */
+	if (cp == 0)
+		return -EINVAL;
+	*ret = cp;
+	return 0;
+}
+
+/* After a backslash: writes the character it stands for to out (4 bytes at most); returns how
+ * many bytes, or -EINVAL. */
+static int read_escape(struct scanner *sc, char *out)
+{
+	unsigned cp;
+	char c;
+
+	if (at_end(sc))
+		return -EINVAL;
+	c = peek(sc);
+	advance(sc);
+	switch (c) {
+	case 'b': out[0] = '\b'; return 1;
+	case 'f': out[0] = '\f'; return 1;
+	case 'n': out[0] = '\n'; return 1;
+	case 'r': out[0] = '\r'; return 1;
+	case 't': out[0] = '\t'; return 1;
+	case '"': case '\\': case '/': out[0] = c; return 1;
+	case 'u':
+		if (read_u_escape(sc, &cp) < 0)
+			return -EINVAL;
+		return (int)put_utf8(out, cp);
+	default:
+		return -EINVAL;
+	}
+}
+
 /*
  * Reads the string at the cursor (on its opening quote). With out, decodes it there (at most
  * outsize - 1 bytes, NUL-terminated); without, only skips it.
@@ -168,64 +222,29 @@ static int read_string(struct scanner *sc, char *out, size_t outsize)
 
 	advance(sc);
 	for (;;) {
-		char c, tmp[4];
-		size_t k = 1;
-		unsigned cp;
+		char tmp[4];
+		int k = 1;
 
 		if (at_end(sc))
 			return -EINVAL;
-		c = peek(sc);
-		if (c == '"') {
+		if (peek(sc) == '"') {
 			advance(sc);
 			break;
 		}
-		if (c != '\\') {
-			tmp[0] = c;
+		if (peek(sc) != '\\') {
+			tmp[0] = peek(sc);
 			advance(sc);
 		} else {
 			advance(sc);
-			if (at_end(sc))
-				return -EINVAL;
-			c = peek(sc);
-			advance(sc);
-			switch (c) {
-			case 'b': tmp[0] = '\b'; break;
-			case 'f': tmp[0] = '\f'; break;
-			case 'n': tmp[0] = '\n'; break;
-			case 'r': tmp[0] = '\r'; break;
-			case 't': tmp[0] = '\t'; break;
-			case '"': case '\\': case '/': tmp[0] = c; break;
-			case 'u':
-				if (read_hex4(sc, &cp) < 0)
-					return -EINVAL;
-				if (cp >= 0xd800 && cp < 0xdc00) {
-					unsigned lo;
-
-					if (peek(sc) != '\\')
-						return -EINVAL;
-					advance(sc);
-					if (peek(sc) != 'u')
-						return -EINVAL;
-					advance(sc);
-					if (read_hex4(sc, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
-						return -EINVAL;
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-				}
-				/* A path is a C string: a key holding NUL cannot be named in one. */
-				if (cp == 0)
-					return -EINVAL;
-				k = put_utf8(tmp, cp);
-				break;
-			default:
-				return -EINVAL;
-			}
+			if ((k = read_escape(sc, tmp)) < 0)
+				return k;
 		}
 		if (out) {
-			if (n + k >= outsize)
+			if (n + (size_t)k >= outsize)
 				return -ENAMETOOLONG;
-			memcpy(out + n, tmp, k);
+			memcpy(out + n, tmp, (size_t)k);
 		}
-		n += k;
+		n += (size_t)k;
 	}
 	if (out)
 		out[n] = '\0';
@@ -294,102 +313,127 @@ static int push_element(struct scanner *sc, struct frame *f)
 	return r;
 }
 
+/* At a member's key: cuts the path back to len, appends the key, and moves past its ':'. */
+static int member_key(struct scanner *sc, size_t len)
+{
+	int r;
+
+	here(sc, &sc->key);
+	if ((r = push_member_key(sc, len)) < 0)
+		return r;
+	skip_ws(sc);
+	if (peek(sc) != ':')
+		return -EINVAL;
+	advance(sc);
+	skip_ws(sc);
+	sc->have_key = 1;
+	return 0;
+}
+
+/* Records the value at the cursor, at its member's key if it has one. */
+static int record_value(struct scanner *sc)
+{
+	struct json_pos_loc loc;
+
+	here(sc, &loc);
+	if (sc->have_key) {
+		loc.key_line = sc->key.line;
+		loc.key_col = sc->key.col;
+		sc->have_key = 0;
+	}
+	return record(sc, &loc);
+}
+
+/*
+ * At '{' or '[': pushes the container. Returns 1 at its first member's value or first element,
+ * 0 if it was empty (and is closed again), or -EINVAL.
+ */
+static int open_container(struct scanner *sc)
+{
+	int is_object = peek(sc) == '{', r;
+
+	if (sc->depth >= JSON_POS_DEPTH_MAX)
+		return -EINVAL;
+	sc->stack[sc->depth++] = (struct frame){ is_object, sc->path_len, 0 };
+	advance(sc);
+	skip_ws(sc);
+	if (peek(sc) == (is_object ? '}' : ']')) {
+		advance(sc);
+		sc->depth--;
+		return 0;
+	}
+	if (is_object)
+		r = member_key(sc, sc->stack[sc->depth - 1].path_len);
+	else
+		r = push_element(sc, &sc->stack[sc->depth - 1]);
+	return r < 0 ? r : 1;
+}
+
+/* Moves past a string, number or literal (the parser has judged which). */
+static int skip_scalar(struct scanner *sc)
+{
+	if (peek(sc) == '"')
+		return read_string(sc, NULL, 0);
+	if (peek(sc) == '\0' || strchr(",:]}", peek(sc)))
+		return -EINVAL;
+	while (!at_end(sc) && !strchr(",:]} \t\r\n", peek(sc)))
+		advance(sc);
+	return 0;
+}
+
+/* After a value: closes containers up to the next value (returns 1) or the end (returns 0). */
+static int next_value(struct scanner *sc)
+{
+	for (;;) {
+		struct frame *f;
+		int r;
+
+		skip_ws(sc);
+		if (sc->depth == 0)
+			return at_end(sc) ? 0 : -EINVAL;
+		f = &sc->stack[sc->depth - 1];
+		if (peek(sc) == (f->is_object ? '}' : ']')) {
+			advance(sc);
+			sc->depth--;
+			sc->path_len = f->path_len;
+			sc->path[sc->path_len] = '\0';
+			continue;
+		}
+		if (peek(sc) != ',')
+			return -EINVAL;
+		advance(sc);
+		skip_ws(sc);
+		if (f->is_object) {
+			r = member_key(sc, f->path_len);
+		} else {
+			f->index++;
+			r = push_element(sc, f);
+		}
+		return r < 0 ? r : 1;
+	}
+}
+
 /* The scan proper: an explicit stack, so that nesting depth cannot exhaust the C stack. */
 static int scan(struct scanner *sc)
 {
-	struct json_pos_loc key = { 0 }, loc;
-	int have_key = 0, r;
+	int r;
 
 	skip_ws(sc);
 	for (;;) {
-		/* At a value. */
-		here(sc, &loc);
-		if (have_key) {
-			loc.key_line = key.line;
-			loc.key_col = key.col;
-			have_key = 0;
-		}
-		if ((r = record(sc, &loc)) < 0)
+		if ((r = record_value(sc)) < 0)
 			return r;
-		switch (peek(sc)) {
-		case '{':
-		case '[': {
-			int is_object = peek(sc) == '{';
-
-			if (sc->depth >= JSON_POS_DEPTH_MAX)
-				return -EINVAL;
-			sc->stack[sc->depth++] = (struct frame){ is_object, sc->path_len, 0 };
-			advance(sc);
-			skip_ws(sc);
-			if (peek(sc) == (is_object ? '}' : ']')) {
-				advance(sc);
-				sc->depth--;
-				break;
-			}
-			if (is_object) {
-				here(sc, &key);
-				if ((r = push_member_key(sc, sc->stack[sc->depth - 1].path_len)) < 0)
-					return r;
-				skip_ws(sc);
-				if (peek(sc) != ':')
-					return -EINVAL;
-				advance(sc);
-				skip_ws(sc);
-				have_key = 1;
-			} else if ((r = push_element(sc, &sc->stack[sc->depth - 1])) < 0) {
+		if (peek(sc) == '{' || peek(sc) == '[') {
+			r = open_container(sc);
+			if (r < 0)
 				return r;
-			}
-			continue;
-		}
-		case '"':
-			if ((r = read_string(sc, NULL, 0)) < 0)
-				return r;
-			break;
-		case '\0':
-			return -EINVAL;
-		default:
-			if (strchr(",:]}", peek(sc)))
-				return -EINVAL;
-			while (!at_end(sc) && !strchr(",:]} \t\r\n", peek(sc)))
-				advance(sc);
-			break;
-		}
-		/* After a value: close containers until the next value, or the end. */
-		for (;;) {
-			struct frame *f;
-
-			skip_ws(sc);
-			if (sc->depth == 0)
-				return at_end(sc) ? 0 : -EINVAL;
-			f = &sc->stack[sc->depth - 1];
-			if (peek(sc) == (f->is_object ? '}' : ']')) {
-				advance(sc);
-				sc->depth--;
-				sc->path_len = f->path_len;
-				sc->path[sc->path_len] = '\0';
+			if (r > 0)
 				continue;
-			}
-			if (peek(sc) != ',')
-				return -EINVAL;
-			advance(sc);
-			skip_ws(sc);
-			if (f->is_object) {
-				here(sc, &key);
-				if ((r = push_member_key(sc, f->path_len)) < 0)
-					return r;
-				skip_ws(sc);
-				if (peek(sc) != ':')
-					return -EINVAL;
-				advance(sc);
-				skip_ws(sc);
-				have_key = 1;
-			} else {
-				f->index++;
-				if ((r = push_element(sc, f)) < 0)
-					return r;
-			}
-			break;
+		} else if ((r = skip_scalar(sc)) < 0) {
+			return r;
 		}
+		r = next_value(sc);
+		if (r <= 0)
+			return r;
 	}
 }
 

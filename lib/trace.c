@@ -143,26 +143,37 @@ static enum trace_error parse_ts(json_t *v, int64_t *ret, char *err, size_t errl
 	return fail(TRACE_ERR_TYPE, err, errlen, "\"ts\" must be an integer or a string");
 }
 
-static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char *err,
-				     size_t errlen)
-{
-	char operation[32] = "", phase[8] = "";
-	enum trace_error e;
-	json_t *v;
+/* The two string attributes read into words before they become fields of the record. */
+struct words {
+	char operation[32];
+	char phase[8];
+};
 
-	if ((e = check_keys(obj, err, errlen)) != TRACE_OK ||
-	    (e = get_string(obj, K_OPERATION, 1, operation, sizeof(operation), err, errlen)) ||
+/* Every string attribute, each of the right type and within its cap. */
+static enum trace_error get_strings(json_t *obj, struct trace_record *rec, struct words *w,
+				    char *err, size_t errlen)
+{
+	enum trace_error e;
+
+	if ((e = get_string(obj, K_OPERATION, 1, w->operation, sizeof(w->operation), err,
+			    errlen)) ||
 	    (e = get_string(obj, K_TOOL, 1, rec->tool, sizeof(rec->tool), err, errlen)) ||
 	    (e = get_string(obj, K_CALL_ID, 1, rec->call_id, sizeof(rec->call_id), err, errlen)) ||
 	    (e = get_string(obj, K_SANDBOX, 1, rec->sandbox, sizeof(rec->sandbox), err, errlen)) ||
-	    (e = get_string(obj, K_PHASE, 1, phase, sizeof(phase), err, errlen)) ||
+	    (e = get_string(obj, K_PHASE, 1, w->phase, sizeof(w->phase), err, errlen)) ||
 	    (e = get_string(obj, K_ERROR_TYPE, 0, rec->error_type, sizeof(rec->error_type), err,
 			    errlen)) ||
 	    (e = get_string(obj, K_TRACEPARENT, 0, rec->traceparent, sizeof(rec->traceparent), err,
 			    errlen)))
 		return e;
+	return TRACE_OK;
+}
 
-	if (strcmp(operation, "execute_tool") != 0)
+/* What the strings say: the operation, valid names, the phase, and what belongs on which. */
+static enum trace_error check_strings(struct trace_record *rec, const struct words *w, char *err,
+				      size_t errlen)
+{
+	if (strcmp(w->operation, "execute_tool") != 0)
 		return fail(TRACE_ERR_VALUE, err, errlen,
 			    "\"" K_OPERATION "\" must be \"execute_tool\"");
 	if (!event_tool_name_valid(rec->tool))
@@ -174,9 +185,9 @@ static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char
 			    FB_CALL_ID_MAX);
 	if (!event_sandbox_name_valid(rec->sandbox))
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"" K_SANDBOX "\" is not a valid name");
-	if (strcmp(phase, "start") == 0)
+	if (strcmp(w->phase, "start") == 0)
 		rec->phase = TRACE_PHASE_START;
-	else if (strcmp(phase, "end") == 0)
+	else if (strcmp(w->phase, "end") == 0)
 		rec->phase = TRACE_PHASE_END;
 	else
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"phase\" must be \"start\" or \"end\"");
@@ -184,8 +195,14 @@ static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"traceparent\" is not W3C trace-context");
 	if (rec->error_type[0] && rec->phase != TRACE_PHASE_END)
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"error.type\" belongs on phase \"end\"");
+	return TRACE_OK;
+}
 
-	v = json_object_get(obj, K_STEP);
+static enum trace_error parse_step(json_t *obj, struct trace_record *rec, char *err,
+				   size_t errlen)
+{
+	json_t *v = json_object_get(obj, K_STEP);
+
 	if (!v)
 		return fail(TRACE_ERR_MISSING, err, errlen, "missing \"" K_STEP "\"");
 	if (!json_is_integer(v))
@@ -194,39 +211,66 @@ static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"" K_STEP "\" must be 0-%lld",
 			    FB_STEP_MAX);
 	rec->step = json_integer_value(v);
+	return TRACE_OK;
+}
 
+static enum trace_error parse_exit_code(json_t *obj, struct trace_record *rec, char *err,
+					size_t errlen)
+{
+	json_t *v = json_object_get(obj, K_EXIT_CODE);
+
+	if (!v)
+		return TRACE_OK;
+	if (!json_is_integer(v))
+		return fail(TRACE_ERR_TYPE, err, errlen, "\"exit_code\" must be an integer");
+	if (rec->phase != TRACE_PHASE_END)
+		return fail(TRACE_ERR_VALUE, err, errlen, "\"exit_code\" belongs on phase \"end\"");
+	if (json_integer_value(v) < INT32_MIN || json_integer_value(v) > INT32_MAX)
+		return fail(TRACE_ERR_VALUE, err, errlen, "\"exit_code\" is out of range");
+	rec->has_exit_code = 1;
+	rec->exit_code = json_integer_value(v);
+	return TRACE_OK;
+}
+
+/* Any object, kept as it came, up to FB_ANNOTATIONS_MAX bytes as compact JSON. */
+static enum trace_error parse_annotations(json_t *obj, struct trace_record *rec, char *err,
+					  size_t errlen)
+{
+	json_t *v = json_object_get(obj, K_ANNOTATIONS);
+	char *text;
+	size_t n;
+
+	if (!v)
+		return TRACE_OK;
+	if (!json_is_object(v))
+		return fail(TRACE_ERR_TYPE, err, errlen, "\"annotations\" must be an object");
+	text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
+	n = text ? strlen(text) : 0;
+	free(text);
+	if (n > FB_ANNOTATIONS_MAX)
+		return fail(TRACE_ERR_VALUE, err, errlen, "\"annotations\" is over %d bytes",
+			    FB_ANNOTATIONS_MAX);
+	rec->annotations = json_incref(v);
+	return TRACE_OK;
+}
+
+static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char *err,
+				     size_t errlen)
+{
+	struct words w = { "", "" };
+	enum trace_error e;
+	json_t *v;
+
+	if ((e = check_keys(obj, err, errlen)) != TRACE_OK ||
+	    (e = get_strings(obj, rec, &w, err, errlen)) ||
+	    (e = check_strings(rec, &w, err, errlen)) || (e = parse_step(obj, rec, err, errlen)))
+		return e;
 	v = json_object_get(obj, K_TS);
 	if (v && (e = parse_ts(v, &rec->ts, err, errlen)) != TRACE_OK)
 		return e;
-
-	v = json_object_get(obj, K_EXIT_CODE);
-	if (v) {
-		if (!json_is_integer(v))
-			return fail(TRACE_ERR_TYPE, err, errlen, "\"exit_code\" must be an integer");
-		if (rec->phase != TRACE_PHASE_END)
-			return fail(TRACE_ERR_VALUE, err, errlen,
-				    "\"exit_code\" belongs on phase \"end\"");
-		if (json_integer_value(v) < INT32_MIN || json_integer_value(v) > INT32_MAX)
-			return fail(TRACE_ERR_VALUE, err, errlen, "\"exit_code\" is out of range");
-		rec->has_exit_code = 1;
-		rec->exit_code = json_integer_value(v);
-	}
-
-	v = json_object_get(obj, K_ANNOTATIONS);
-	if (v) {
-		char *text;
-		size_t n;
-
-		if (!json_is_object(v))
-			return fail(TRACE_ERR_TYPE, err, errlen, "\"annotations\" must be an object");
-		text = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII);
-		n = text ? strlen(text) : 0;
-		free(text);
-		if (n > FB_ANNOTATIONS_MAX)
-			return fail(TRACE_ERR_VALUE, err, errlen,
-				    "\"annotations\" is over %d bytes", FB_ANNOTATIONS_MAX);
-		rec->annotations = json_incref(v);
-	}
+	if ((e = parse_exit_code(obj, rec, err, errlen)) ||
+	    (e = parse_annotations(obj, rec, err, errlen)))
+		return e;
 	return TRACE_OK;
 }
 

@@ -104,26 +104,13 @@ int gate_env_never_pass(const char *name)
 	return find_never_pass(name) != NULL;
 }
 
-static int fixed_name(const struct policy *p, const struct policy_tool *t, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (char **e = p->fixed_env; e && *e; e++)
-		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-			return 1;
-	for (size_t i = 0; i < t->n_env; i++)
-		if (strcmp(t->env[i].name, name) == 0)
-			return 1;
-	return 0;
-}
-
 /* 1 passes; 0 does not, with the reason in why. */
 static int allowed(const struct policy *p, const struct policy_tool *t, const char *name,
 		   char *why, size_t whylen)
 {
 	const struct never_pass *np;
 
-	if (fixed_name(p, t, name)) {
+	if (policy_env_fixed(p, t, name)) {
 		snprintf(why, whylen, "env: %s is fixed by the policy; the caller's value is dropped",
 			 name);
 		return 0;
@@ -202,71 +189,103 @@ static int drop(struct gate_env *e, const char *entry)
 	return 0;
 }
 
+/* An empty environment with room for the policy's variables and n_caller of the caller's. */
+static struct gate_env *env_new(const struct policy *p, const struct policy_tool *t,
+				size_t n_caller)
+{
+	struct gate_env *e = calloc(1, sizeof(*e));
+	size_t n_fixed = 0;
+
+	if (!e)
+		return NULL;
+	while (p->fixed_env && p->fixed_env[n_fixed])
+		n_fixed++;
+	e->vector = calloc(n_fixed + t->n_env + n_caller + 1, sizeof(*e->vector));
+	e->dropped = calloc(n_caller + 1, sizeof(*e->dropped));
+	if (!e->vector || !e->dropped) {
+		gate_env_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* The sandbox's fixed variables, then the tool's (which replace any of the same name). */
+static int put_fixed(struct gate_env *e, const struct policy *p, const struct policy_tool *t)
+{
+	char *s;
+
+	for (char **v = p->fixed_env; v && *v; v++) {
+		if (!(s = strdup(*v)))
+			return -ENOMEM;
+		put(e, s);
+	}
+	for (size_t i = 0; i < t->n_env; i++) {
+		if (asprintf(&s, "%s=%s", t->env[i].name, t->env[i].value) < 0)
+			return -ENOMEM;
+		put(e, s);
+	}
+	return 0;
+}
+
+/* Whether the caller's entry i passes: a valid name env_allow lets through, its first entry. */
+static int caller_passes(const struct policy *p, const struct policy_tool *t, char *const envp[],
+			 size_t i)
+{
+	const char *entry = envp[i], *eq = strchr(entry, '=');
+	char name[256], why[256];
+	int pass;
+
+	if (!eq || (size_t)(eq - entry) >= sizeof(name))
+		return 0;
+	memcpy(name, entry, (size_t)(eq - entry));
+	name[eq - entry] = '\0';
+	pass = policy_env_name_valid(name) && strlen(eq + 1) <= GATE_ENV_VALUE_MAX &&
+	       allowed(p, t, name, why, sizeof(why)) == 1;
+	/* The first of two entries with one name wins, as getenv() reads it. */
+	for (size_t k = 0; pass && k < i; k++)
+		if (strncmp(envp[k], entry, (size_t)(eq - entry) + 1) == 0)
+			pass = 0;
+	return pass;
+}
+
+/* The caller's entries: each passes or is dropped, by name. */
+static int put_caller(struct gate_env *e, const struct policy *p, const struct policy_tool *t,
+		      char *const envp[], size_t n_caller)
+{
+	for (size_t i = 0; i < n_caller; i++) {
+		char *s;
+
+		if (!caller_passes(p, t, envp, i)) {
+			if (drop(e, envp[i]) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (!(s = strdup(envp[i])))
+			return -ENOMEM;
+		put(e, s);
+	}
+	return 0;
+}
+
 int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
 		   struct gate_env **ret)
 {
 	const struct policy_tool *t = policy_find_tool(p, tool);
 	struct gate_env *e;
-	size_t n_fixed = 0, n_caller = 0;
-	char why[256];
-	int r = -ENOMEM;
+	size_t n_caller = 0;
 
 	if (!t)
 		return -ENOENT;
-	while (p->fixed_env && p->fixed_env[n_fixed])
-		n_fixed++;
 	while (envp && envp[n_caller])
 		if (++n_caller > GATE_ENV_MAX)
 			return -E2BIG;
-	e = calloc(1, sizeof(*e));
+	e = env_new(p, t, n_caller);
 	if (!e)
 		return -ENOMEM;
-	e->vector = calloc(n_fixed + t->n_env + n_caller + 1, sizeof(*e->vector));
-	e->dropped = calloc(n_caller + 1, sizeof(*e->dropped));
-	if (!e->vector || !e->dropped)
-		goto fail;
-	for (size_t i = 0; i < n_fixed; i++) {
-		char *s = strdup(p->fixed_env[i]);
-
-		if (!s)
-			goto fail;
-		put(e, s);
-	}
-	for (size_t i = 0; i < t->n_env; i++) {
-		char *s;
-
-		if (asprintf(&s, "%s=%s", t->env[i].name, t->env[i].value) < 0)
-			goto fail;
-		put(e, s);
-	}
-	for (size_t i = 0; i < n_caller; i++) {
-		const char *entry = envp[i], *eq = strchr(entry, '=');
-		char name[256];
-		int pass = 0;
-
-		if (eq && (size_t)(eq - entry) < sizeof(name)) {
-			memcpy(name, entry, (size_t)(eq - entry));
-			name[eq - entry] = '\0';
-			pass = policy_env_name_valid(name) && strlen(eq + 1) <= GATE_ENV_VALUE_MAX &&
-			       allowed(p, t, name, why, sizeof(why)) == 1;
-			/* The first of two entries with one name wins, as getenv() reads it. */
-			for (size_t k = 0; pass && k < i; k++)
-				if (strncmp(envp[k], entry, (size_t)(eq - entry) + 1) == 0)
-					pass = 0;
-		}
-		if (pass) {
-			char *s = strdup(entry);
-
-			if (!s)
-				goto fail;
-			put(e, s);
-		} else if (drop(e, entry) < 0) {
-			goto fail;
-		}
+	if (put_fixed(e, p, t) < 0 || put_caller(e, p, t, envp, n_caller) < 0) {
+		gate_env_free(e);
+		return -ENOMEM;
 	}
 	*ret = e;
 	return 0;
-fail:
-	gate_env_free(e);
-	return r;
 }

@@ -128,41 +128,54 @@ static size_t long_flag(const struct policy_command *c, char *const argv[], size
 	return 1;
 }
 
-/* "-x", "-xvalue", "-abc", or a whole single-dash word ("-maxdepth"). Returns arguments used. */
-static size_t short_flags(const struct policy_command *c, char *const argv[], size_t argc,
-			  size_t i, struct findings *f)
+/* The argument as a whole flag ("-x", "-maxdepth"): 1 with the arguments it used in *used, or 0
+ * if the command names no such flag. */
+static int whole_short(const struct policy_command *c, char *const argv[], size_t argc, size_t i,
+		       struct findings *f, size_t *used)
+{
+	const char *a = argv[i];
+	const struct policy_flag *fl;
+
+	if ((fl = find(&c->deny, a, strlen(a)))) {
+		denied(f, (int)i, fl->name, argv);
+		*used = fl->takes_value ? 2 : 1;
+		return 1;
+	}
+	if (!(fl = find(&c->allow, a, strlen(a))))
+		return 0;
+	*used = fl->takes_value && i + 1 < argc ? 2 : 1;
+	if (fl->takes_value && i + 1 >= argc)
+		other(f, GATE_RULE_FLAG_VALUE, (int)i, "needs a value", argv);
+	return 1;
+}
+
+/* Not a bundle, but a program without bundles may still read "-pfoo" as -p foo. */
+static size_t unbundled(const struct policy_command *c, char *const argv[], size_t i,
+			struct findings *f)
+{
+	const char *a = argv[i];
+	char first[3] = { '-', a[1], '\0' }, msg[160];
+	const struct policy_flag *fl = find(&c->deny, first, 2);
+
+	if (fl) {
+		snprintf(msg, sizeof(msg), "it may be read as %s with a joined value, and %s",
+			 fl->name, fl->name);
+		denied(f, (int)i, msg, argv);
+		return 1;
+	}
+	other(f, GATE_RULE_FLAG_NOT_ALLOWED, (int)i, "is not an allowed flag of this command",
+	      argv);
+	return 1;
+}
+
+/* A bundle: each letter is a flag, until one that takes a value takes the rest. */
+static size_t bundle(const struct policy_command *c, char *const argv[], size_t argc, size_t i,
+		     struct findings *f)
 {
 	const char *a = argv[i];
 	const struct policy_flag *fl;
 	char msg[160];
 
-	if ((fl = find(&c->deny, a, strlen(a)))) {
-		denied(f, (int)i, fl->name, argv);
-		return fl->takes_value ? 2 : 1;
-	}
-	if ((fl = find(&c->allow, a, strlen(a)))) {
-		if (!fl->takes_value)
-			return 1;
-		if (i + 1 < argc)
-			return 2;
-		other(f, GATE_RULE_FLAG_VALUE, (int)i, "needs a value", argv);
-		return 1;
-	}
-	if (!c->short_bundles) {
-		/* Not a bundle, but a program without bundles may still read "-pfoo" as -p foo. */
-		char first[3] = { '-', a[1], '\0' };
-
-		if ((fl = find(&c->deny, first, 2))) {
-			snprintf(msg, sizeof(msg), "it may be read as %s with a joined value, and %s",
-				 fl->name, fl->name);
-			denied(f, (int)i, msg, argv);
-			return 1;
-		}
-		other(f, GATE_RULE_FLAG_NOT_ALLOWED, (int)i, "is not an allowed flag of this command",
-		      argv);
-		return 1;
-	}
-	/* A bundle: each letter is a flag, until one that takes a value takes the rest. */
 	for (size_t j = 1; a[j]; j++) {
 		char one[3] = { '-', a[j], '\0' };
 
@@ -195,6 +208,19 @@ static size_t short_flags(const struct policy_command *c, char *const argv[], si
 		}
 	}
 	return 1;
+}
+
+/* "-x", "-xvalue", "-abc", or a whole single-dash word ("-maxdepth"). Returns arguments used. */
+static size_t short_flags(const struct policy_command *c, char *const argv[], size_t argc,
+			  size_t i, struct findings *f)
+{
+	size_t used;
+
+	if (whole_short(c, argv, argc, i, f, &used))
+		return used;
+	if (!c->short_bundles)
+		return unbundled(c, argv, i, f);
+	return bundle(c, argv, argc, i, f);
 }
 
 /*

@@ -1,7 +1,8 @@
 /*
  * The built-in invariants: what no policy can allow except by naming the entry (a scope's
- * "wrappers" or "unsafe_allow"). Two tables, default refuse, one line of reason per entry. They are
- * judged before the scope's own rules, by the basename of argv[0] and of the resolved program
+ * "wrappers" or "unsafe_allow"). Tables, default refuse, one line of reason per entry: the
+ * wrappers, and for each program family the options, operands and subcommands it refuses. They
+ * are judged before the scope's own rules, by the basename of argv[0] and of the resolved program
  * both, because multi-call binaries (busybox) act on argv[0] and a symlink (sh -> dash) hides the
  * real program behind another name.
  *
@@ -118,9 +119,9 @@ enum inv_kind {
 	INV_SUBCOMMAND,	/* git: the subcommand `what` (where NULL), or operand `what` of `where` */
 };
 
+/* An entry of a family's table (struct family below): the family is the first word of its name. */
 struct unsafe {
 	const char *name;	/* what "unsafe_allow" names and refusals quote */
-	const char *family;
 	enum inv_kind kind;
 	const char *what;
 	const char *where;	/* git: NULL anywhere, "" before the subcommand, else subcommands */
@@ -133,119 +134,159 @@ struct unsafe {
 #define OPD GATE_RULE_UNSAFE_OPERAND
 #define WRAP GATE_RULE_WRAPPER
 
-static const struct unsafe unsafe[] = {
-	{ "python -c", "python", INV_SHORT, "c", NULL, CODE, "runs its value as Python code" },
-	{ "python -i", "python", INV_SHORT, "i", NULL, CODE, "then reads Python code from stdin" },
-	{ "python -", "python", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "perl -e", "perl", INV_SHORT, "e", NULL, CODE, "runs its value as Perl code" },
-	{ "perl -E", "perl", INV_SHORT, "E", NULL, CODE, "runs its value as Perl code" },
-	{ "perl -M", "perl", INV_SHORT, "M", NULL, CODE, "'use's its value, which can hold code" },
-	{ "perl -m", "perl", INV_SHORT, "m", NULL, CODE, "'use's its value, which can hold code" },
-	{ "perl -", "perl", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "ruby -e", "ruby", INV_SHORT, "e", NULL, CODE, "runs its value as Ruby code" },
-	{ "ruby -", "ruby", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "node -e", "node", INV_SHORT, "e", NULL, CODE, "runs its value as JavaScript" },
-	{ "node --eval", "node", INV_LONG, "--eval", NULL, CODE, "runs its value as JavaScript" },
-	{ "node -p", "node", INV_SHORT, "p", NULL, CODE, "runs its value as JavaScript" },
-	{ "node --print", "node", INV_LONG, "--print", NULL, CODE, "runs its value as JavaScript" },
-	{ "node -i", "node", INV_SHORT, "i", NULL, CODE, "reads JavaScript from stdin" },
-	{ "node --interactive", "node", INV_LONG, "--interactive", NULL, CODE,
+/* Each family's entries, checked in this order (the first hit is the refusal). */
+static const struct unsafe python_unsafe[] = {
+	{ "python -c", INV_SHORT, "c", NULL, CODE, "runs its value as Python code" },
+	{ "python -i", INV_SHORT, "i", NULL, CODE, "then reads Python code from stdin" },
+	{ "python -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe perl_unsafe[] = {
+	{ "perl -e", INV_SHORT, "e", NULL, CODE, "runs its value as Perl code" },
+	{ "perl -E", INV_SHORT, "E", NULL, CODE, "runs its value as Perl code" },
+	{ "perl -M", INV_SHORT, "M", NULL, CODE, "'use's its value, which can hold code" },
+	{ "perl -m", INV_SHORT, "m", NULL, CODE, "'use's its value, which can hold code" },
+	{ "perl -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe ruby_unsafe[] = {
+	{ "ruby -e", INV_SHORT, "e", NULL, CODE, "runs its value as Ruby code" },
+	{ "ruby -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe node_unsafe[] = {
+	{ "node -e", INV_SHORT, "e", NULL, CODE, "runs its value as JavaScript" },
+	{ "node --eval", INV_LONG, "--eval", NULL, CODE, "runs its value as JavaScript" },
+	{ "node -p", INV_SHORT, "p", NULL, CODE, "runs its value as JavaScript" },
+	{ "node --print", INV_LONG, "--print", NULL, CODE, "runs its value as JavaScript" },
+	{ "node -i", INV_SHORT, "i", NULL, CODE, "reads JavaScript from stdin" },
+	{ "node --interactive", INV_LONG, "--interactive", NULL, CODE,
 	  "reads JavaScript from stdin" },
-	{ "node -", "node", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "php -r", "php", INV_SHORT, "r", NULL, CODE, "runs its value as PHP code" },
-	{ "php -B", "php", INV_SHORT, "B", NULL, CODE, "runs its value as PHP code" },
-	{ "php -R", "php", INV_SHORT, "R", NULL, CODE, "runs its value as PHP code" },
-	{ "php -E", "php", INV_SHORT, "E", NULL, CODE, "runs its value as PHP code" },
-	{ "php -a", "php", INV_SHORT, "a", NULL, CODE, "reads PHP code from stdin" },
-	{ "php -d", "php", INV_SHORT, "d", NULL, CODE,
+	{ "node -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe php_unsafe[] = {
+	{ "php -r", INV_SHORT, "r", NULL, CODE, "runs its value as PHP code" },
+	{ "php -B", INV_SHORT, "B", NULL, CODE, "runs its value as PHP code" },
+	{ "php -R", INV_SHORT, "R", NULL, CODE, "runs its value as PHP code" },
+	{ "php -E", INV_SHORT, "E", NULL, CODE, "runs its value as PHP code" },
+	{ "php -a", INV_SHORT, "a", NULL, CODE, "reads PHP code from stdin" },
+	{ "php -d", INV_SHORT, "d", NULL, CODE,
 	  "sets ini values such as auto_prepend_file, which runs a file first" },
-	{ "php -", "php", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "lua -e", "lua", INV_SHORT, "e", NULL, CODE, "runs its value as Lua code" },
-	{ "lua -i", "lua", INV_SHORT, "i", NULL, CODE, "reads Lua code from stdin" },
-	{ "lua -", "lua", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
-	{ "find -exec", "find", INV_WORD, "-exec", NULL, OPT, "runs a command per file" },
-	{ "find -execdir", "find", INV_WORD, "-execdir", NULL, OPT, "runs a command per file" },
-	{ "find -ok", "find", INV_WORD, "-ok", NULL, OPT, "runs a command per file" },
-	{ "find -okdir", "find", INV_WORD, "-okdir", NULL, OPT, "runs a command per file" },
-	{ "find -delete", "find", INV_WORD, "-delete", NULL, OPT, "deletes files: find reads" },
-	{ "find -fprint", "find", INV_WORD_PREFIX, "-fprint", NULL, OPT,
+	{ "php -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe lua_unsafe[] = {
+	{ "lua -e", INV_SHORT, "e", NULL, CODE, "runs its value as Lua code" },
+	{ "lua -i", INV_SHORT, "i", NULL, CODE, "reads Lua code from stdin" },
+	{ "lua -", INV_STDIN, "-", NULL, CODE, "reads the program from stdin" },
+};
+
+static const struct unsafe find_unsafe[] = {
+	{ "find -exec", INV_WORD, "-exec", NULL, OPT, "runs a command per file" },
+	{ "find -execdir", INV_WORD, "-execdir", NULL, OPT, "runs a command per file" },
+	{ "find -ok", INV_WORD, "-ok", NULL, OPT, "runs a command per file" },
+	{ "find -okdir", INV_WORD, "-okdir", NULL, OPT, "runs a command per file" },
+	{ "find -delete", INV_WORD, "-delete", NULL, OPT, "deletes files: find reads" },
+	{ "find -fprint", INV_WORD_PREFIX, "-fprint", NULL, OPT,
 	  "writes a file the caller names (-fprint, -fprint0, -fprintf)" },
-	{ "find -fls", "find", INV_WORD, "-fls", NULL, OPT, "writes a file the caller names" },
-	{ "git -c", "git", INV_SHORT, "c", "", OPT,
+	{ "find -fls", INV_WORD, "-fls", NULL, OPT, "writes a file the caller names" },
+};
+
+static const struct unsafe git_unsafe[] = {
+	{ "git -c", INV_SHORT, "c", "", OPT,
 	  "sets any config, e.g. core.sshCommand, core.pager, core.fsmonitor: programs git runs" },
-	{ "git --config-env", "git", INV_LONG, "--config-env", "", OPT,
+	{ "git --config-env", INV_LONG, "--config-env", "", OPT,
 	  "sets any config from the environment, as -c does" },
-	{ "git --exec-path", "git", INV_LONG, "--exec-path", "", OPT,
+	{ "git --exec-path", INV_LONG, "--exec-path", "", OPT,
 	  "runs git's helper programs from a directory the caller names" },
-	{ "git clone -c", "git", INV_SHORT, "c", "clone", OPT,
+	{ "git clone -c", INV_SHORT, "c", "clone", OPT,
 	  "sets config in the new repository (core.sshCommand…) before fetching" },
-	{ "git clone --config", "git", INV_LONG, "--config", "clone", OPT,
+	{ "git clone --config", INV_LONG, "--config", "clone", OPT,
 	  "sets config in the new repository (core.sshCommand…) before fetching" },
-	{ "git --upload-pack", "git", INV_LONG, "--upload-pack", "clone fetch pull ls-remote", OPT,
+	{ "git --upload-pack", INV_LONG, "--upload-pack", "clone fetch pull ls-remote", OPT,
 	  "names the program run as the other end of a fetch" },
-	{ "git -u", "git", INV_SHORT, "u", "clone fetch pull ls-remote", OPT,
+	{ "git -u", INV_SHORT, "u", "clone fetch pull ls-remote", OPT,
 	  "is --upload-pack: names the program run as the other end of a fetch" },
-	{ "git --receive-pack", "git", INV_LONG, "--receive-pack", "push send-pack", OPT,
+	{ "git --receive-pack", INV_LONG, "--receive-pack", "push send-pack", OPT,
 	  "names the program run as the other end of a push" },
-	{ "git --exec", "git", INV_LONG, "--exec", "push send-pack archive", OPT,
+	{ "git --exec", INV_LONG, "--exec", "push send-pack archive", OPT,
 	  "names the program run as the other end" },
-	{ "git rebase --exec", "git", INV_LONG, "--exec", "rebase", OPT,
+	{ "git rebase --exec", INV_LONG, "--exec", "rebase", OPT,
 	  "runs a shell command after each commit" },
-	{ "git rebase -x", "git", INV_SHORT, "x", "rebase", OPT,
+	{ "git rebase -x", INV_SHORT, "x", "rebase", OPT,
 	  "is --exec: runs a shell command after each commit" },
-	{ "git difftool --extcmd", "git", INV_LONG, "--extcmd", "difftool", OPT,
+	{ "git difftool --extcmd", INV_LONG, "--extcmd", "difftool", OPT,
 	  "runs the command it names" },
-	{ "git difftool -x", "git", INV_SHORT, "x", "difftool", OPT,
+	{ "git difftool -x", INV_SHORT, "x", "difftool", OPT,
 	  "is --extcmd: runs the command it names" },
-	{ "git grep --open-files-in-pager", "git", INV_LONG, "--open-files-in-pager", "grep", OPT,
+	{ "git grep --open-files-in-pager", INV_LONG, "--open-files-in-pager", "grep", OPT,
 	  "runs the pager it names" },
-	{ "git grep -O", "git", INV_SHORT, "O", "grep", OPT,
+	{ "git grep -O", INV_SHORT, "O", "grep", OPT,
 	  "is --open-files-in-pager: runs the pager it names" },
-	{ "git ext::", "git", INV_OPERAND, "ext::", NULL, OPD,
+	{ "git ext::", INV_OPERAND, "ext::", NULL, OPD,
 	  "the ext transport runs a shell command to reach the 'remote'" },
-	{ "git fd::", "git", INV_OPERAND, "fd::", NULL, OPD,
+	{ "git fd::", INV_OPERAND, "fd::", NULL, OPD,
 	  "the fd transport talks over descriptors the caller picked" },
-	{ "git bisect run", "git", INV_SUBCOMMAND, "run", "bisect", WRAP,
+	{ "git bisect run", INV_SUBCOMMAND, "run", "bisect", WRAP,
 	  "runs its operands as a command" },
-	{ "git submodule foreach", "git", INV_SUBCOMMAND, "foreach", "submodule", WRAP,
+	{ "git submodule foreach", INV_SUBCOMMAND, "foreach", "submodule", WRAP,
 	  "runs a shell command in each submodule" },
-	{ "git filter-branch", "git", INV_SUBCOMMAND, "filter-branch", NULL, WRAP,
+	{ "git filter-branch", INV_SUBCOMMAND, "filter-branch", NULL, WRAP,
 	  "runs shell filters given as arguments" },
-	{ "tar -I", "tar", INV_SHORT, "I", NULL, OPT,
+};
+
+static const struct unsafe tar_unsafe[] = {
+	{ "tar -I", INV_SHORT, "I", NULL, OPT,
 	  "is --use-compress-program: runs the program it names" },
-	{ "tar --use-compress-program", "tar", INV_LONG, "--use-compress-program", NULL, OPT,
+	{ "tar --use-compress-program", INV_LONG, "--use-compress-program", NULL, OPT,
 	  "runs the program it names" },
-	{ "tar --to-command", "tar", INV_LONG, "--to-command", NULL, OPT,
+	{ "tar --to-command", INV_LONG, "--to-command", NULL, OPT,
 	  "pipes each file into a shell command" },
-	{ "tar --checkpoint-action", "tar", INV_LONG, "--checkpoint-action", NULL, OPT,
+	{ "tar --checkpoint-action", INV_LONG, "--checkpoint-action", NULL, OPT,
 	  "can run a shell command (exec=) at each checkpoint" },
-	{ "tar -F", "tar", INV_SHORT, "F", NULL, OPT,
+	{ "tar -F", INV_SHORT, "F", NULL, OPT,
 	  "is --info-script: runs a script at each volume's end" },
-	{ "tar --info-script", "tar", INV_LONG, "--info-script", NULL, OPT,
+	{ "tar --info-script", INV_LONG, "--info-script", NULL, OPT,
 	  "runs a script at each volume's end" },
-	{ "tar --new-volume-script", "tar", INV_LONG, "--new-volume-script", NULL, OPT,
+	{ "tar --new-volume-script", INV_LONG, "--new-volume-script", NULL, OPT,
 	  "runs a script at each volume's end" },
-	{ "tar --rsh-command", "tar", INV_LONG, "--rsh-command", NULL, OPT,
+	{ "tar --rsh-command", INV_LONG, "--rsh-command", NULL, OPT,
 	  "names the remote shell run for host:file archives" },
-	{ "tar --rmt-command", "tar", INV_LONG, "--rmt-command", NULL, OPT,
+	{ "tar --rmt-command", INV_LONG, "--rmt-command", NULL, OPT,
 	  "names the remote tape program run" },
-	{ "rsync -e", "rsync", INV_SHORT, "e", NULL, OPT, "is --rsh: names the remote shell run" },
-	{ "rsync --rsh", "rsync", INV_LONG, "--rsh", NULL, OPT, "names the remote shell run" },
-	{ "rsync --rsync-path", "rsync", INV_LONG, "--rsync-path", NULL, OPT,
+};
+
+static const struct unsafe rsync_unsafe[] = {
+	{ "rsync -e", INV_SHORT, "e", NULL, OPT, "is --rsh: names the remote shell run" },
+	{ "rsync --rsh", INV_LONG, "--rsh", NULL, OPT, "names the remote shell run" },
+	{ "rsync --rsync-path", INV_LONG, "--rsync-path", NULL, OPT,
 	  "names the program run at the other end" },
-	{ "ssh -o", "ssh", INV_SHORT, "o", NULL, OPT,
+};
+
+static const struct unsafe ssh_unsafe[] = {
+	{ "ssh -o", INV_SHORT, "o", NULL, OPT,
 	  "sets any option, e.g. ProxyCommand or LocalCommand: local shell commands" },
-	{ "ssh -F", "ssh", INV_SHORT, "F", NULL, OPT, "reads a config file, which can hold them" },
-	{ "scp -o", "scp", INV_SHORT, "o", NULL, OPT, "sets any ssh option, e.g. ProxyCommand" },
-	{ "scp -F", "scp", INV_SHORT, "F", NULL, OPT, "reads an ssh config file" },
-	{ "scp -S", "scp", INV_SHORT, "S", NULL, OPT, "names the program run in place of ssh" },
-	{ "sftp -o", "sftp", INV_SHORT, "o", NULL, OPT, "sets any ssh option, e.g. ProxyCommand" },
-	{ "sftp -F", "sftp", INV_SHORT, "F", NULL, OPT, "reads an ssh config file" },
-	{ "sftp -S", "sftp", INV_SHORT, "S", NULL, OPT, "names the program run in place of ssh" },
-	{ "sftp -D", "sftp", INV_SHORT, "D", NULL, OPT, "names a local sftp server program to run" },
-	{ "curl -K", "curl", INV_SHORT, "K", NULL, OPT,
+	{ "ssh -F", INV_SHORT, "F", NULL, OPT, "reads a config file, which can hold them" },
+};
+
+static const struct unsafe scp_unsafe[] = {
+	{ "scp -o", INV_SHORT, "o", NULL, OPT, "sets any ssh option, e.g. ProxyCommand" },
+	{ "scp -F", INV_SHORT, "F", NULL, OPT, "reads an ssh config file" },
+	{ "scp -S", INV_SHORT, "S", NULL, OPT, "names the program run in place of ssh" },
+};
+
+static const struct unsafe sftp_unsafe[] = {
+	{ "sftp -o", INV_SHORT, "o", NULL, OPT, "sets any ssh option, e.g. ProxyCommand" },
+	{ "sftp -F", INV_SHORT, "F", NULL, OPT, "reads an ssh config file" },
+	{ "sftp -S", INV_SHORT, "S", NULL, OPT, "names the program run in place of ssh" },
+	{ "sftp -D", INV_SHORT, "D", NULL, OPT, "names a local sftp server program to run" },
+};
+
+static const struct unsafe curl_unsafe[] = {
+	{ "curl -K", INV_SHORT, "K", NULL, OPT,
 	  "is --config: reads more options from a file, past the gate" },
-	{ "curl --config", "curl", INV_LONG, "--config", NULL, OPT,
+	{ "curl --config", INV_LONG, "--config", NULL, OPT,
 	  "reads more options from a file, past the gate" },
 };
 
@@ -261,26 +302,30 @@ struct family {
 	int words;			/* single-dash words, no bundles (find) */
 	int subcommands;		/* git: global options, a subcommand, its options */
 	int oldstyle;			/* tar: a first argument without '-' is a bundle */
+	const struct unsafe *unsafe;	/* what the invariants refuse in its arguments */
+	size_t n_unsafe;
 };
+
+#define UNSAFE(fam) fam##_unsafe, ARRAY_SIZE(fam##_unsafe)
 
 static const struct family families[] = {
 	{ "python", { "python", "python[0-9]*", "pypy", "pypy[0-9]*" }, "cmWX",
-	  { "--check-hash-based-pycs" }, 1, "m", 0, 0, 0 },
+	  { "--check-hash-based-pycs" }, 1, "m", 0, 0, 0, UNSAFE(python) },
 	/* perl's -l, -0, -C and -d take only digits or ':': "-lne" is -l -n -e. */
-	{ "perl", { "perl", "perl5*" }, "IFx", { 0 }, 0, "", 0, 0, 0 },
-	{ "ruby", { "ruby", "ruby[0-9]*" }, "CEFIKrxTW0", { 0 }, 0, "", 0, 0, 0 },
-	{ "node", { "node", "nodejs" }, "", { 0 }, 0, "", 0, 0, 0 },
-	{ "php", { "php", "php[0-9]*" }, "cfzStF", { 0 }, 0, "", 0, 0, 0 },
-	{ "lua", { "lua", "lua[0-9]*", "luajit" }, "l", { 0 }, 0, "", 0, 0, 0 },
-	{ "find", { "find" }, "", { 0 }, 0, "", 1, 0, 0 },
+	{ "perl", { "perl", "perl5*" }, "IFx", { 0 }, 0, "", 0, 0, 0, UNSAFE(perl) },
+	{ "ruby", { "ruby", "ruby[0-9]*" }, "CEFIKrxTW0", { 0 }, 0, "", 0, 0, 0, UNSAFE(ruby) },
+	{ "node", { "node", "nodejs" }, "", { 0 }, 0, "", 0, 0, 0, UNSAFE(node) },
+	{ "php", { "php", "php[0-9]*" }, "cfzStF", { 0 }, 0, "", 0, 0, 0, UNSAFE(php) },
+	{ "lua", { "lua", "lua[0-9]*", "luajit" }, "l", { 0 }, 0, "", 0, 0, 0, UNSAFE(lua) },
+	{ "find", { "find" }, "", { 0 }, 0, "", 1, 0, 0, UNSAFE(find) },
 	{ "git", { "git" }, "Cc", { "--git-dir", "--work-tree", "--namespace", "--super-prefix" }, 0,
-	  "", 0, 1, 0 },
-	{ "tar", { "tar", "gtar", "bsdtar" }, "fCTbgHKLNVX", { 0 }, 0, "", 0, 0, 1 },
-	{ "rsync", { "rsync" }, "", { 0 }, 0, "", 0, 0, 0 },
-	{ "ssh", { "ssh" }, "BbcDEeIiJLlmOpQRWw", { 0 }, 0, "", 0, 0, 0 },
-	{ "scp", { "scp" }, "cDiJlP", { 0 }, 0, "", 0, 0, 0 },
-	{ "sftp", { "sftp" }, "BbciJlPRs", { 0 }, 0, "", 0, 0, 0 },
-	{ "curl", { "curl" }, "AbcCdDeEFHmoPQrTtuUwxXYyz", { 0 }, 0, "", 0, 0, 0 },
+	  "", 0, 1, 0, UNSAFE(git) },
+	{ "tar", { "tar", "gtar", "bsdtar" }, "fCTbgHKLNVX", { 0 }, 0, "", 0, 0, 1, UNSAFE(tar) },
+	{ "rsync", { "rsync" }, "", { 0 }, 0, "", 0, 0, 0, UNSAFE(rsync) },
+	{ "ssh", { "ssh" }, "BbcDEeIiJLlmOpQRWw", { 0 }, 0, "", 0, 0, 0, UNSAFE(ssh) },
+	{ "scp", { "scp" }, "cDiJlP", { 0 }, 0, "", 0, 0, 0, UNSAFE(scp) },
+	{ "sftp", { "sftp" }, "BbciJlPRs", { 0 }, 0, "", 0, 0, 0, UNSAFE(sftp) },
+	{ "curl", { "curl" }, "AbcCdDeEFHmoPQrTtuUwxXYyz", { 0 }, 0, "", 0, 0, 0, UNSAFE(curl) },
 };
 
 int gate_wrapper_known(const char *name)
@@ -293,9 +338,10 @@ int gate_wrapper_known(const char *name)
 
 int gate_unsafe_known(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(unsafe); i++)
-		if (strcmp(unsafe[i].name, name) == 0)
-			return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(families); i++)
+		for (size_t j = 0; j < families[i].n_unsafe; j++)
+			if (strcmp(families[i].unsafe[j].name, name) == 0)
+				return 1;
 	return 0;
 }
 
@@ -354,6 +400,15 @@ struct scan {
 	char *const *argv;
 	struct gate_decision *d;
 	const char *sub;
+	int after_dd;		/* "--" seen: only operands follow */
+	int next_is_value;	/* the argument before took the next one as its value */
+};
+
+/* What an argument means for the scan. */
+enum scan_step {
+	SCAN_NEXT,	/* go on with the next argument */
+	SCAN_REFUSED,	/* refused: d says why */
+	SCAN_DONE,	/* the program's own arguments start: nothing after is an option of it */
 };
 
 static int refuse(struct scan *s, const struct unsafe *u, int arg)
@@ -368,11 +423,11 @@ static int refuse(struct scan *s, const struct unsafe *u, int arg)
 /* Checks entries of kind in the family against what; returns 1 with a refusal. */
 static int check(struct scan *s, enum inv_kind kind, const char *what, int arg)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(unsafe); i++) {
-		const struct unsafe *u = &unsafe[i];
+	for (size_t i = 0; i < s->fam->n_unsafe; i++) {
+		const struct unsafe *u = &s->fam->unsafe[i];
 		int hit;
 
-		if (u->kind != kind || strcmp(u->family, s->fam->name) != 0)
+		if (u->kind != kind)
 			continue;
 		switch (kind) {
 		case INV_SHORT:
@@ -425,85 +480,114 @@ static int in_list(const char *const *list, size_t n, const char *name)
 	return 0;
 }
 
+/* After "--": operands only, though for git the first one is still the subcommand. */
+static enum scan_step scan_after_dd(struct scan *s, const char *a, int i)
+{
+	if (s->fam->exact)
+		return SCAN_DONE;
+	if (s->fam->subcommands && !s->sub) {
+		s->sub = a;
+		if (check(s, INV_SUBCOMMAND, a, i))
+			return SCAN_REFUSED;
+	}
+	return SCAN_NEXT;
+}
+
+/* "--name" or "--name=value"; a global option of git's, or an exact grammar's, may take the
+ * next argument as its value. */
+static enum scan_step scan_long(struct scan *s, const char *a, int i)
+{
+	const struct family *fam = s->fam;
+	int global = fam->subcommands && !s->sub;
+
+	if (check(s, INV_LONG, a, i))
+		return SCAN_REFUSED;
+	if ((fam->exact || global) && !strchr(a, '=') &&
+	    in_list(fam->long_values, ARRAY_SIZE(fam->long_values), a))
+		s->next_is_value = 1;
+	return SCAN_NEXT;
+}
+
+/* "-x", a bundle "-abc", or (find) a single-dash word. */
+static enum scan_step scan_short(struct scan *s, const char *a, int i)
+{
+	const struct family *fam = s->fam;
+	int global = fam->subcommands && !s->sub;
+	const char *rest = fam->subcommands && s->sub ? "" : fam->rest_letters;
+
+	if (check(s, INV_WORD, a, i) || check(s, INV_WORD_PREFIX, a, i))
+		return SCAN_REFUSED;
+	if (fam->words)
+		return SCAN_NEXT;
+	for (size_t j = 1; a[j]; j++) {
+		if (check(s, INV_SHORT, a + j, i))
+			return SCAN_REFUSED;
+		if (fam->exact && strchr(fam->stop_letters, a[j]))
+			return SCAN_DONE;
+		if (strchr(rest, a[j])) {
+			/* The rest of the bundle is its value, or else the next argument. */
+			s->next_is_value = !a[j + 1] && (fam->exact || global);
+			break;
+		}
+	}
+	return SCAN_NEXT;
+}
+
+/* An operand: tar's old-style first bundle, git's subcommand, or an exact grammar's end. */
+static enum scan_step scan_operand(struct scan *s, const char *a, int i)
+{
+	const struct family *fam = s->fam;
+
+	if (fam->oldstyle && i == 1) {
+		for (size_t j = 0; a[j]; j++)
+			if (check(s, INV_SHORT, a + j, i))
+				return SCAN_REFUSED;
+		return SCAN_NEXT;
+	}
+	if (fam->subcommands) {
+		if (!s->sub)
+			s->sub = a;
+		return check(s, INV_SUBCOMMAND, a, i) ? SCAN_REFUSED : SCAN_NEXT;
+	}
+	return fam->exact ? SCAN_DONE : SCAN_NEXT;
+}
+
+static enum scan_step scan_arg(struct scan *s, int i)
+{
+	const char *a = s->argv[i];
+
+	if (check(s, INV_OPERAND, a, i))
+		return SCAN_REFUSED;
+	if (s->next_is_value) {
+		s->next_is_value = 0;
+		return SCAN_NEXT;
+	}
+	if (s->after_dd)
+		return scan_after_dd(s, a, i);
+	if (strcmp(a, "--") == 0) {
+		s->after_dd = 1;
+		return SCAN_NEXT;
+	}
+	if (strcmp(a, "-") == 0) {
+		if (check(s, INV_STDIN, a, i))
+			return SCAN_REFUSED;
+		return s->fam->exact ? SCAN_DONE : SCAN_NEXT;
+	}
+	if (a[0] == '-' && a[1] == '-')
+		return scan_long(s, a, i);
+	if (a[0] == '-')
+		return scan_short(s, a, i);
+	return scan_operand(s, a, i);
+}
+
 /* Reads argv as fam's program would, refusing the first unsafe entry found. */
 static int scan_family(struct scan *s, size_t argc)
 {
-	const struct family *fam = s->fam;
-	int after_dd = 0, next_is_value = 0;
-
 	for (size_t i = 1; i < argc; i++) {
-		const char *a = s->argv[i];
-		int global = fam->subcommands && !s->sub;
-		const char *rest = fam->subcommands && s->sub ? "" : fam->rest_letters;
+		enum scan_step step = scan_arg(s, (int)i);
 
-		if (check(s, INV_OPERAND, a, (int)i))
-			return 1;
-		if (next_is_value) {
-			next_is_value = 0;
-			continue;
-		}
-		if (after_dd) {
-			if (fam->exact)
-				return 0;
-			if (fam->subcommands && !s->sub) {
-				s->sub = a;
-				if (check(s, INV_SUBCOMMAND, a, (int)i))
-					return 1;
-			}
-			continue;
-		}
-		if (strcmp(a, "--") == 0) {
-			after_dd = 1;
-			continue;
-		}
-		if (strcmp(a, "-") == 0) {
-			if (check(s, INV_STDIN, a, (int)i))
-				return 1;
-			if (fam->exact)
-				return 0;
-			continue;
-		}
-		if (a[0] == '-' && a[1] == '-') {
-			if (check(s, INV_LONG, a, (int)i))
-				return 1;
-			if ((fam->exact || global) && !strchr(a, '=') &&
-			    in_list(fam->long_values, ARRAY_SIZE(fam->long_values), a))
-				next_is_value = 1;
-			continue;
-		}
-		if (a[0] == '-') {
-			if (check(s, INV_WORD, a, (int)i) || check(s, INV_WORD_PREFIX, a, (int)i))
-				return 1;
-			if (fam->words)
-				continue;
-			for (size_t j = 1; a[j]; j++) {
-				if (check(s, INV_SHORT, a + j, (int)i))
-					return 1;
-				if (fam->exact && strchr(fam->stop_letters, a[j]))
-					return 0;
-				if (strchr(rest, a[j])) {
-					next_is_value = !a[j + 1] && (fam->exact || global);
-					break;
-				}
-			}
-			continue;
-		}
-		/* An operand. */
-		if (fam->oldstyle && i == 1) {
-			for (size_t j = 0; a[j]; j++)
-				if (check(s, INV_SHORT, a + j, (int)i))
-					return 1;
-			continue;
-		}
-		if (fam->subcommands) {
-			if (!s->sub)
-				s->sub = a;
-			if (check(s, INV_SUBCOMMAND, a, (int)i))
-				return 1;
-			continue;
-		}
-		if (fam->exact)
-			return 0;
+		if (step != SCAN_NEXT)
+			return step == SCAN_REFUSED;
 	}
 	return 0;
 }

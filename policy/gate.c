@@ -192,14 +192,17 @@ static int prefix_matches(const struct policy_command *c, char *const argv[], si
 	return 1;
 }
 
-/* Matches the scope's commands; returns 1 with a refusal, or 0 with d->command set. */
-static int match_command(const struct policy_tool *t, char *const argv[], size_t argc,
-			 const char *resolved, unsigned flags, struct gate_decision *d)
+/*
+ * The first of the scope's commands whose program is the resolved one, under argv[0]'s name, and
+ * whose prefix argv starts with: 1 with d->command set; else 0, with the first command of that
+ * program in *ret_first (NULL: none) and whether one was skipped for its name in *ret_renamed.
+ */
+static int find_command(const struct policy_tool *t, char *const argv[], size_t argc,
+			const char *resolved, unsigned flags, struct gate_decision *d,
+			const struct policy_command **ret_first, int *ret_renamed)
 {
 	const char *base = gate_basename(argv[0]);
-	char pinned[PATH_MAX], q[GATE_QUOTE_SIZE], q2[GATE_QUOTE_SIZE];
-	const struct policy_command *first_program = NULL;
-	int name_mismatch = 0;
+	char pinned[PATH_MAX];
 
 	for (size_t i = 0; i < t->n_commands; i++) {
 		const struct policy_command *c = &t->commands[i];
@@ -210,47 +213,73 @@ static int match_command(const struct policy_tool *t, char *const argv[], size_t
 		 * resolve to one file. The name must be the pinned one or the real file's. */
 		if (strcmp(base, gate_basename(c->program)) != 0 &&
 		    strcmp(base, gate_basename(pinned)) != 0) {
-			name_mismatch = 1;
+			*ret_renamed = 1;
 			continue;
 		}
-		if (!first_program)
-			first_program = c;
+		if (!*ret_first)
+			*ret_first = c;
 		if (prefix_matches(c, argv, argc)) {
 			d->command = (int)i;
-			return 0;
+			return 1;
 		}
 	}
-	if (first_program) {
-		/* Lists the prefixes this program may start with, as far as the line holds. */
-		char want[200] = "";
-		size_t k;
+	return 0;
+}
 
-		for (size_t i = 0; i < t->n_commands; i++) {
-			const struct policy_command *c = &t->commands[i];
+/* Lists the prefixes program may start with in the scope, as far as the line holds. */
+static void list_prefixes(const struct policy_tool *t, const char *program, char *want,
+			  size_t size)
+{
+	for (size_t i = 0; i < t->n_commands; i++) {
+		const struct policy_command *c = &t->commands[i];
 
-			if (strcmp(c->program, first_program->program) != 0)
-				continue;
-			append(want, sizeof(want), "%s\"", want[0] ? ", " : "");
-			for (size_t j = 0; j < c->n_prefix; j++)
-				append(want, sizeof(want), "%s%s", j ? " " : "", c->prefix[j]);
-			append(want, sizeof(want), "\"");
-		}
-		/* The argument where the first such command's prefix parts ways with argv. */
-		for (k = 0; k < first_program->n_prefix && 1 + k < argc; k++)
-			if (strcmp(argv[1 + k], first_program->prefix[k]) != 0)
-				break;
-		if (1 + k >= argc)
-			return gate_refuse(d, GATE_RULE_PREFIX, -1,
-					   "the arguments end before the prefix: %s runs in tool %s "
-					   "only with its arguments starting %s",
-					   gate_quote(resolved, q, sizeof(q)), t->name, want);
-		return gate_refuse(d, GATE_RULE_PREFIX, (int)(1 + k),
-				   "argument %zu %s: %s runs in tool %s only with its arguments "
-				   "starting %s",
-				   1 + k, gate_quote(argv[1 + k], q2, sizeof(q2)),
+		if (strcmp(c->program, program) != 0)
+			continue;
+		append(want, size, "%s\"", want[0] ? ", " : "");
+		for (size_t j = 0; j < c->n_prefix; j++)
+			append(want, size, "%s%s", j ? " " : "", c->prefix[j]);
+		append(want, size, "\"");
+	}
+}
+
+/* The program is pinned but argv does not start with a prefix of its: where they part ways. */
+static int refuse_prefix(const struct policy_tool *t, char *const argv[], size_t argc,
+			 const char *resolved, const struct policy_command *first,
+			 struct gate_decision *d)
+{
+	char want[200] = "", q[GATE_QUOTE_SIZE], q2[GATE_QUOTE_SIZE];
+	size_t k;
+
+	list_prefixes(t, first->program, want, sizeof(want));
+	/* The argument where the first such command's prefix parts ways with argv. */
+	for (k = 0; k < first->n_prefix && 1 + k < argc; k++)
+		if (strcmp(argv[1 + k], first->prefix[k]) != 0)
+			break;
+	if (1 + k >= argc)
+		return gate_refuse(d, GATE_RULE_PREFIX, -1,
+				   "the arguments end before the prefix: %s runs in tool %s only "
+				   "with its arguments starting %s",
 				   gate_quote(resolved, q, sizeof(q)), t->name, want);
-	}
-	if (name_mismatch)
+	return gate_refuse(d, GATE_RULE_PREFIX, (int)(1 + k),
+			   "argument %zu %s: %s runs in tool %s only with its arguments "
+			   "starting %s",
+			   1 + k, gate_quote(argv[1 + k], q2, sizeof(q2)),
+			   gate_quote(resolved, q, sizeof(q)), t->name, want);
+}
+
+/* Matches the scope's commands; returns 1 with a refusal, or 0 with d->command set. */
+static int match_command(const struct policy_tool *t, char *const argv[], size_t argc,
+			 const char *resolved, unsigned flags, struct gate_decision *d)
+{
+	const struct policy_command *first = NULL;
+	char q[GATE_QUOTE_SIZE], q2[GATE_QUOTE_SIZE];
+	int renamed = 0;
+
+	if (find_command(t, argv, argc, resolved, flags, d, &first, &renamed))
+		return 0;
+	if (first)
+		return refuse_prefix(t, argv, argc, resolved, first, d);
+	if (renamed)
 		return gate_refuse(d, GATE_RULE_NOT_IN_SCOPE, 0,
 				   "argv[0] %s resolves to a program tool %s pins, under another "
 				   "name (a multi-call binary acts on its name)",

@@ -121,15 +121,14 @@ static int host_valid(const char *s)
 	return 1;
 }
 
-static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
-		      struct policy_egress_internal *e)
+/* The rule's shape, its typed members, and its name. */
+static int rule_members(struct policy_parse *ctx, json_t *obj, const char *path,
+			struct policy_egress_internal *e, char **protocol)
 {
 	static const char *const known[] = { "name", "description", "host", "cidr", "ports",
 					     "protocol" };
-	_cleanup_free_ char *description = NULL, *protocol = NULL;
+	_cleanup_free_ char *description = NULL;
 	char vpath[JSON_POS_PATH_MAX + 1];
-	json_t *ports;
-	const char *bad;
 	int r;
 
 	if (!json_is_object(obj))
@@ -140,11 +139,21 @@ static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
 	    (r = policy_get_string(ctx, obj, path, "description", 0, &description)) < 0 ||
 	    (r = policy_get_string(ctx, obj, path, "host", 0, &e->host)) < 0 ||
 	    (r = policy_get_string(ctx, obj, path, "cidr", 0, &e->cidr)) < 0 ||
-	    (r = policy_get_string(ctx, obj, path, "protocol", 0, &protocol)) < 0)
+	    (r = policy_get_string(ctx, obj, path, "protocol", 0, protocol)) < 0)
 		return r;
 	policy_path(vpath, path, "name");
 	if (!rule_name_valid(e->name))
 		return policy_fail(ctx, vpath, 0, "\"name\" must be 1-32 of [a-z0-9_-]");
+	return 0;
+}
+
+/* Exactly one of a host name for the gate's DNS or a CIDR outside what is always closed. */
+static int rule_destination(struct policy_parse *ctx, const char *path,
+			    struct policy_egress_internal *e)
+{
+	char vpath[JSON_POS_PATH_MAX + 1];
+	const char *bad;
+
 	if (!e->host == !e->cidr)
 		return policy_fail(ctx, path, 0, "an egress rule names exactly one of \"host\" or "
 						 "\"cidr\"");
@@ -153,29 +162,45 @@ static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
 		if (!host_valid(e->host))
 			return policy_fail(ctx, vpath, 0,
 					   "\"host\" must be a DNS name of [a-z0-9.-] (no wildcard)");
-	} else {
-		policy_path(vpath, path, "cidr");
-		if (policy_cidr_parse(e->cidr, &e->pub.family, e->pub.addr, &e->pub.prefix) < 0)
-			return policy_fail(ctx, vpath, 0,
-					   "\"cidr\" must be an IPv4 or IPv6 address or ADDRESS/PREFIX "
-					   "with no host bits set");
-		bad = policy_cidr_forbidden(e->pub.family, e->pub.addr, e->pub.prefix);
-		if (bad)
-			return policy_fail(ctx, vpath, 0,
-					   "\"cidr\" %s overlaps %s, which is always closed (cloud "
-					   "metadata or the gate's own network); no policy may open it",
-					   e->cidr, bad);
+		return 0;
 	}
+	policy_path(vpath, path, "cidr");
+	if (policy_cidr_parse(e->cidr, &e->pub.family, e->pub.addr, &e->pub.prefix) < 0)
+		return policy_fail(ctx, vpath, 0,
+				   "\"cidr\" must be an IPv4 or IPv6 address or ADDRESS/PREFIX "
+				   "with no host bits set");
+	bad = policy_cidr_forbidden(e->pub.family, e->pub.addr, e->pub.prefix);
+	if (bad)
+		return policy_fail(ctx, vpath, 0,
+				   "\"cidr\" %s overlaps %s, which is always closed (cloud "
+				   "metadata or the gate's own network); no policy may open it",
+				   e->cidr, bad);
+	return 0;
+}
+
+static int rule_protocol(struct policy_parse *ctx, const char *path, const char *protocol,
+			 struct policy_egress_internal *e)
+{
+	char vpath[JSON_POS_PATH_MAX + 1];
+
 	e->pub.protocol = IPPROTO_TCP;
-	if (protocol) {
-		policy_path(vpath, path, "protocol");
-		if (strcmp(protocol, "udp") == 0)
-			e->pub.protocol = IPPROTO_UDP;
-		else if (strcmp(protocol, "tcp") != 0)
-			return policy_fail(ctx, vpath, 0, "\"protocol\" must be \"tcp\" or \"udp\"");
-	}
+	if (!protocol)
+		return 0;
+	policy_path(vpath, path, "protocol");
+	if (strcmp(protocol, "udp") == 0)
+		e->pub.protocol = IPPROTO_UDP;
+	else if (strcmp(protocol, "tcp") != 0)
+		return policy_fail(ctx, vpath, 0, "\"protocol\" must be \"tcp\" or \"udp\"");
+	return 0;
+}
+
+static int rule_ports(struct policy_parse *ctx, json_t *obj, const char *path,
+		      struct policy_egress_internal *e)
+{
+	char vpath[JSON_POS_PATH_MAX + 1], ppath[JSON_POS_PATH_MAX + 1];
+	json_t *ports = json_object_get(obj, "ports");
+
 	policy_path(vpath, path, "ports");
-	ports = json_object_get(obj, "ports");
 	if (!ports)
 		return policy_fail(ctx, path, 0, "missing \"ports\" (a list of 1-%d ports)",
 				   POLICY_PORTS_MAX);
@@ -188,7 +213,6 @@ static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(ports); i++) {
 		json_t *p = json_array_get(ports, i);
-		char ppath[JSON_POS_PATH_MAX + 1];
 
 		policy_path_index(ppath, vpath, i);
 		if (!json_is_integer(p) || json_integer_value(p) < 1 || json_integer_value(p) > 65535)
@@ -196,6 +220,20 @@ static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
 		e->ports[i] = (uint16_t)json_integer_value(p);
 	}
 	e->pub.n_ports = json_array_size(ports);
+	return 0;
+}
+
+static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
+		      struct policy_egress_internal *e)
+{
+	_cleanup_free_ char *protocol = NULL;
+	int r;
+
+	if ((r = rule_members(ctx, obj, path, e, &protocol)) < 0 ||
+	    (r = rule_destination(ctx, path, e)) < 0 ||
+	    (r = rule_protocol(ctx, path, protocol, e)) < 0 ||
+	    (r = rule_ports(ctx, obj, path, e)) < 0)
+		return r;
 	e->pub.name = e->name;
 	e->pub.host = e->host;
 	e->pub.cidr = e->cidr;

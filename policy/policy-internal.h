@@ -171,6 +171,12 @@ int policy_env_name_valid(const char *s);
  */
 int policy_path_writable_inside(const char *path);
 
+/*
+ * Whether the policy fixes variable name for tool t's calls: sandbox.path's PATH, HOME, TMPDIR,
+ * sandbox.env or the tool's env. A fixed name never comes from the caller.
+ */
+int policy_env_fixed(const struct policy *p, const struct policy_tool *t, const char *name);
+
 /* Parses an object of "NAME": "value" strings at path/key into *ret (*ret_n entries). */
 int policy_get_env(struct policy_parse *ctx, json_t *obj, const char *path, const char *key,
 		   struct policy_env_var **ret, size_t *ret_n);

@@ -132,6 +132,19 @@ static int path_valid(struct policy_parse *ctx, const char *path)
 	return 0;
 }
 
+int policy_env_fixed(const struct policy *p, const struct policy_tool *t, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (char **e = p->fixed_env; e && *e; e++)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return 1;
+	for (size_t i = 0; i < t->n_env; i++)
+		if (strcmp(t->env[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 /* PATH, HOME and TMPDIR, then sandbox.env (which may replace HOME or TMPDIR). */
 static int build_fixed_env(struct policy *p, const struct policy_env_var *env, size_t n)
 {
@@ -166,84 +179,108 @@ static int build_fixed_env(struct policy *p, const struct policy_env_var *env, s
 	return 0;
 }
 
-int policy_parse_sandbox(struct policy_parse *ctx, json_t *obj)
+static int sandbox_defaults(struct policy *p)
+{
+	p->sandbox = (struct policy_sandbox){
+		.uid = DEFAULT_UID,
+		.gid = DEFAULT_GID,
+		.memory_bytes = DEFAULT_MEMORY,
+		.pids = DEFAULT_PIDS,
+		.cpu = DEFAULT_CPU,
+		.workspace_bytes = DEFAULT_WORKSPACE,
+		.tmp_bytes = DEFAULT_TMP,
+		.open_files = DEFAULT_OPEN_FILES,
+		.wall_clock_ns = DEFAULT_WALL_CLOCK,
+	};
+	p->path = strdup(DEFAULT_PATH);
+	return p->path ? 0 : -ENOMEM;
+}
+
+/* The typed members: identity, caps, the wall clock and PATH. */
+static int sandbox_members(struct policy_parse *ctx, json_t *obj, struct policy *p)
 {
 	static const char *const known[] = { "uid",	  "gid",       "memory",     "swap",
 					     "pids",	  "cpu",       "io",	     "workspace",
 					     "tmp",	  "open_files", "wall_clock", "path",
 					     "env",	  "description" };
-	static const char *const io_known[] = { "read_bps", "write_bps" };
-	struct policy *p = ctx->policy;
 	struct policy_sandbox *sb = &p->sandbox;
-	struct policy_env_var *env = NULL;
 	_cleanup_free_ char *description = NULL;
-	uint64_t uid = DEFAULT_UID, gid = DEFAULT_GID, pids = DEFAULT_PIDS,
-		 open_files = DEFAULT_OPEN_FILES;
-	size_t n_env = 0;
-	json_t *v;
+	uint64_t uid = sb->uid, gid = sb->gid, pids = sb->pids, open_files = sb->open_files;
 	int r;
 
-	*sb = (struct policy_sandbox){
-		.memory_bytes = DEFAULT_MEMORY,
-		.cpu = DEFAULT_CPU,
-		.workspace_bytes = DEFAULT_WORKSPACE,
-		.tmp_bytes = DEFAULT_TMP,
-		.wall_clock_ns = DEFAULT_WALL_CLOCK,
-	};
-	p->path = strdup(DEFAULT_PATH);
-	if (!p->path)
-		return -ENOMEM;
-	if (obj) {
-		if ((r = policy_check_keys(ctx, obj, "/sandbox", known, ARRAY_SIZE(known))) < 0 ||
-		    (r = policy_get_string(ctx, obj, "/sandbox", "description", 0, &description)) < 0 ||
-		    (r = policy_get_uint(ctx, obj, "/sandbox", "uid", 1, UINT32_MAX - 1, &uid)) < 0 ||
-		    (r = policy_get_uint(ctx, obj, "/sandbox", "gid", 1, UINT32_MAX - 1, &gid)) < 0 ||
-		    (r = policy_get_size(ctx, obj, "/sandbox", "memory", 4ULL << 20,
-					 &sb->memory_bytes)) < 0 ||
-		    (r = policy_get_bool(ctx, obj, "/sandbox", "swap", &sb->swap)) < 0 ||
-		    (r = policy_get_uint(ctx, obj, "/sandbox", "pids", 1, 4194304, &pids)) < 0 ||
-		    (r = policy_get_size(ctx, obj, "/sandbox", "workspace", 1ULL << 20,
-					 &sb->workspace_bytes)) < 0 ||
-		    (r = policy_get_size(ctx, obj, "/sandbox", "tmp", 1ULL << 20, &sb->tmp_bytes)) <
-			    0 ||
-		    (r = policy_get_uint(ctx, obj, "/sandbox", "open_files", 16, 1048576,
-					 &open_files)) < 0 ||
-		    (r = policy_get_duration(ctx, obj, "/sandbox", "wall_clock", NSEC_PER_SEC,
-					     &sb->wall_clock_ns)) < 0 ||
-		    (r = policy_get_string(ctx, obj, "/sandbox", "path", 0, &p->path)) < 0 ||
-		    (r = path_valid(ctx, p->path)) < 0)
-			return r;
-		v = json_object_get(obj, "cpu");
-		if (v) {
-			if (!json_is_number(v))
-				return policy_fail(ctx, "/sandbox/cpu", 0,
-						   "\"cpu\" must be a number of cores such as 1 or 0.5");
-			sb->cpu = json_number_value(v);
-			if (!(sb->cpu >= CPU_MIN && sb->cpu <= CPU_MAX))
-				return policy_fail(ctx, "/sandbox/cpu", 0,
-						   "\"cpu\" must be from %.2f to %.0f cores", CPU_MIN,
-						   CPU_MAX);
-		}
-		v = json_object_get(obj, "io");
-		if (v) {
-			if (!json_is_object(v))
-				return policy_fail(ctx, "/sandbox/io", 0, "\"io\" must be an object");
-			if ((r = policy_check_keys(ctx, v, "/sandbox/io", io_known,
-						   ARRAY_SIZE(io_known))) < 0 ||
-			    (r = policy_get_size(ctx, v, "/sandbox/io", "read_bps", 4096,
-						 &sb->io_read_bps)) < 0 ||
-			    (r = policy_get_size(ctx, v, "/sandbox/io", "write_bps", 4096,
-						 &sb->io_write_bps)) < 0)
-				return r;
-		}
-		if ((r = policy_get_env(ctx, obj, "/sandbox", "env", &env, &n_env)) < 0)
-			return r;
-	}
+	if ((r = policy_check_keys(ctx, obj, "/sandbox", known, ARRAY_SIZE(known))) < 0 ||
+	    (r = policy_get_string(ctx, obj, "/sandbox", "description", 0, &description)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/sandbox", "uid", 1, UINT32_MAX - 1, &uid)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/sandbox", "gid", 1, UINT32_MAX - 1, &gid)) < 0 ||
+	    (r = policy_get_size(ctx, obj, "/sandbox", "memory", 4ULL << 20, &sb->memory_bytes)) <
+		    0 ||
+	    (r = policy_get_bool(ctx, obj, "/sandbox", "swap", &sb->swap)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/sandbox", "pids", 1, 4194304, &pids)) < 0 ||
+	    (r = policy_get_size(ctx, obj, "/sandbox", "workspace", 1ULL << 20,
+				 &sb->workspace_bytes)) < 0 ||
+	    (r = policy_get_size(ctx, obj, "/sandbox", "tmp", 1ULL << 20, &sb->tmp_bytes)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/sandbox", "open_files", 16, 1048576, &open_files)) <
+		    0 ||
+	    (r = policy_get_duration(ctx, obj, "/sandbox", "wall_clock", NSEC_PER_SEC,
+				     &sb->wall_clock_ns)) < 0 ||
+	    (r = policy_get_string(ctx, obj, "/sandbox", "path", 0, &p->path)) < 0 ||
+	    (r = path_valid(ctx, p->path)) < 0)
+		return r;
 	sb->uid = (uint32_t)uid;
 	sb->gid = (uint32_t)gid;
 	sb->pids = (uint32_t)pids;
 	sb->open_files = (uint32_t)open_files;
-	sb->path = p->path;
+	return 0;
+}
+
+static int sandbox_cpu(struct policy_parse *ctx, json_t *obj, struct policy_sandbox *sb)
+{
+	json_t *v = json_object_get(obj, "cpu");
+
+	if (!v)
+		return 0;
+	if (!json_is_number(v))
+		return policy_fail(ctx, "/sandbox/cpu", 0,
+				   "\"cpu\" must be a number of cores such as 1 or 0.5");
+	sb->cpu = json_number_value(v);
+	if (!(sb->cpu >= CPU_MIN && sb->cpu <= CPU_MAX))
+		return policy_fail(ctx, "/sandbox/cpu", 0,
+				   "\"cpu\" must be from %.2f to %.0f cores", CPU_MIN, CPU_MAX);
+	return 0;
+}
+
+static int sandbox_io(struct policy_parse *ctx, json_t *obj, struct policy_sandbox *sb)
+{
+	static const char *const io_known[] = { "read_bps", "write_bps" };
+	json_t *v = json_object_get(obj, "io");
+	int r;
+
+	if (!v)
+		return 0;
+	if (!json_is_object(v))
+		return policy_fail(ctx, "/sandbox/io", 0, "\"io\" must be an object");
+	if ((r = policy_check_keys(ctx, v, "/sandbox/io", io_known, ARRAY_SIZE(io_known))) < 0 ||
+	    (r = policy_get_size(ctx, v, "/sandbox/io", "read_bps", 4096, &sb->io_read_bps)) < 0 ||
+	    (r = policy_get_size(ctx, v, "/sandbox/io", "write_bps", 4096, &sb->io_write_bps)) < 0)
+		return r;
+	return 0;
+}
+
+int policy_parse_sandbox(struct policy_parse *ctx, json_t *obj)
+{
+	struct policy *p = ctx->policy;
+	struct policy_env_var *env = NULL;
+	size_t n_env = 0;
+	int r;
+
+	if ((r = sandbox_defaults(p)) < 0)
+		return r;
+	if (obj && ((r = sandbox_members(ctx, obj, p)) < 0 ||
+		    (r = sandbox_cpu(ctx, obj, &p->sandbox)) < 0 ||
+		    (r = sandbox_io(ctx, obj, &p->sandbox)) < 0 ||
+		    (r = policy_get_env(ctx, obj, "/sandbox", "env", &env, &n_env)) < 0))
+		return r;
+	p->sandbox.path = p->path;
 	r = build_fixed_env(p, env, n_env);
 	policy_env_free(env, n_env);
 	return r;

@@ -119,16 +119,14 @@ static int pattern_valid(const char *s)
 	return s[0] != '\0' && strlen(s) <= POLICY_PATTERN_MAX;
 }
 
-static int parse_command(struct policy_parse *ctx, json_t *obj, const char *path,
-			 const char *tool, struct policy_command *c)
+/* Defaults, the position for messages, and the command's typed members. */
+static int command_members(struct policy_parse *ctx, json_t *obj, const char *path,
+			   struct policy_command *c)
 {
 	static const char *const known[] = { "program", "prefix",	 "flags", "operands",
 					     "short_bundles", "abbrev", "description" };
-	static const char *const flags_known[] = { "allow", "deny" };
-	char fpath[JSON_POS_PATH_MAX + 1], opath[JSON_POS_PATH_MAX + 1];
 	_cleanup_free_ char *description = NULL;
 	struct json_pos_loc loc;
-	json_t *v;
 	int r;
 
 	c->short_bundles = 1;
@@ -149,61 +147,99 @@ static int parse_command(struct policy_parse *ctx, json_t *obj, const char *path
 	    (r = policy_get_bool(ctx, obj, path, "short_bundles", &c->short_bundles)) < 0 ||
 	    (r = policy_get_bool(ctx, obj, path, "abbrev", &c->abbrev)) < 0)
 		return r;
+	return 0;
+}
+
+/* The pinned program: a path the sandbox cannot replace; on this host, ideally. */
+static int command_program(struct policy_parse *ctx, const char *path, const char *tool,
+			   const struct policy_command *c)
+{
+	char fpath[JSON_POS_PATH_MAX + 1];
+
 	policy_path(fpath, path, "program");
 	if (!program_valid(c->program))
 		return policy_fail(ctx, fpath, 0,
 				   "\"program\" must be an absolute path without . or .., outside "
 				   "/workspace and /tmp: \"%.200s\"",
 				   c->program);
-	if (access(c->program, X_OK) < 0 &&
-	    (r = policy_warn(ctx, fpath,
-			     "tool %s: %s is not an executable on this host; test vectors resolve "
-			     "it by name only",
-			     tool, c->program)) < 0)
-		return r;
+	if (access(c->program, X_OK) < 0)
+		return policy_warn(ctx, fpath,
+				   "tool %s: %s is not an executable on this host; test vectors "
+				   "resolve it by name only",
+				   tool, c->program);
+	return 0;
+}
+
+/* "flags": {"allow": [...], "deny": [...]}; a flag in both is denied, with a warning. */
+static int command_flags(struct policy_parse *ctx, json_t *obj, const char *path,
+			 struct policy_command *c)
+{
+	static const char *const flags_known[] = { "allow", "deny" };
+	char fpath[JSON_POS_PATH_MAX + 1];
+	json_t *v = json_object_get(obj, "flags");
+	int r;
 
 	policy_path(fpath, path, "flags");
-	v = json_object_get(obj, "flags");
-	if (v) {
-		if (!json_is_object(v))
-			return policy_fail(ctx, fpath, 0,
-					   "\"flags\" must be an object with \"allow\" and \"deny\"");
-		if ((r = policy_check_keys(ctx, v, fpath, flags_known, ARRAY_SIZE(flags_known))) <
-			    0 ||
-		    (r = parse_flag_list(ctx, v, fpath, "allow", &c->allow)) < 0 ||
-		    (r = parse_flag_list(ctx, v, fpath, "deny", &c->deny)) < 0)
-			return r;
-		for (size_t i = 0; i < c->allow.n; i++)
-			for (size_t j = 0; j < c->deny.n; j++)
-				if (strcmp(c->allow.v[i].name, c->deny.v[j].name) == 0 &&
-				    (r = policy_warn(ctx, fpath,
-						     "\"%s\" is both allowed and denied: deny wins",
-						     c->deny.v[j].name)) < 0)
-					return r;
-	}
+	if (!v)
+		return 0;
+	if (!json_is_object(v))
+		return policy_fail(ctx, fpath, 0,
+				   "\"flags\" must be an object with \"allow\" and \"deny\"");
+	if ((r = policy_check_keys(ctx, v, fpath, flags_known, ARRAY_SIZE(flags_known))) < 0 ||
+	    (r = parse_flag_list(ctx, v, fpath, "allow", &c->allow)) < 0 ||
+	    (r = parse_flag_list(ctx, v, fpath, "deny", &c->deny)) < 0)
+		return r;
+	for (size_t i = 0; i < c->allow.n; i++)
+		for (size_t j = 0; j < c->deny.n; j++)
+			if (strcmp(c->allow.v[i].name, c->deny.v[j].name) == 0 &&
+			    (r = policy_warn(ctx, fpath,
+					     "\"%s\" is both allowed and denied: deny wins",
+					     c->deny.v[j].name)) < 0)
+				return r;
+	return 0;
+}
+
+/* "operands": "any", "none" (the default) or a list of patterns. */
+static int command_operands(struct policy_parse *ctx, json_t *obj, const char *path,
+			    struct policy_command *c)
+{
+	char opath[JSON_POS_PATH_MAX + 1];
+	json_t *v = json_object_get(obj, "operands");
+	const char *word = json_string_value(v);
+	int r;
 
 	policy_path(opath, path, "operands");
-	v = json_object_get(obj, "operands");
-	if (v && json_is_string(v)) {
-		if (strcmp(json_string_value(v), "any") == 0)
-			c->operands = POLICY_OPERANDS_ANY;
-		else if (strcmp(json_string_value(v), "none") == 0)
-			c->operands = POLICY_OPERANDS_NONE;
-		else
-			return policy_fail(ctx, opath, 0,
-					   "\"operands\" must be \"any\", \"none\" or a list of "
-					   "patterns");
-	} else if (v && json_is_array(v)) {
+	if (!v)
+		return 0;
+	if (json_is_array(v)) {
 		if ((r = policy_get_strings(ctx, obj, path, "operands", POLICY_OPERANDS_MAX,
 					    pattern_valid,
-					    "an operand pattern is 1 to " STR(POLICY_PATTERN_MAX) " bytes", &c->patterns,
-					    &c->n_patterns)) < 0)
+					    "an operand pattern is 1 to " STR(POLICY_PATTERN_MAX)
+					    " bytes",
+					    &c->patterns, &c->n_patterns)) < 0)
 			return r;
 		c->operands = POLICY_OPERANDS_LIST;
-	} else if (v) {
+	} else if (word && strcmp(word, "any") == 0) {
+		c->operands = POLICY_OPERANDS_ANY;
+	} else if (word && strcmp(word, "none") == 0) {
+		c->operands = POLICY_OPERANDS_NONE;
+	} else {
 		return policy_fail(ctx, opath, 0,
 				   "\"operands\" must be \"any\", \"none\" or a list of patterns");
 	}
+	return 0;
+}
+
+static int parse_command(struct policy_parse *ctx, json_t *obj, const char *path,
+			 const char *tool, struct policy_command *c)
+{
+	int r;
+
+	if ((r = command_members(ctx, obj, path, c)) < 0 ||
+	    (r = command_program(ctx, path, tool, c)) < 0 ||
+	    (r = command_flags(ctx, obj, path, c)) < 0 ||
+	    (r = command_operands(ctx, obj, path, c)) < 0)
+		return r;
 	return 0;
 }
 
@@ -220,49 +256,29 @@ static int env_allow_valid(const char *s)
 	return policy_env_name_valid(s);
 }
 
-static int is_fixed_name(const struct policy *p, const struct policy_tool *t, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *const *e = p->sandbox.env; e && *e; e++)
-		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-			return 1;
-	for (size_t i = 0; i < t->n_env; i++)
-		if (strcmp(t->env[i].name, name) == 0)
-			return 1;
-	return 0;
-}
-
 /* A "children" entry: an absolute path, where * may stand for part of a name (python3*). */
 static int child_pattern_valid(const char *s)
 {
 	return s[0] == '/' && !strstr(s, "/../") && !strstr(s, "/./") && strlen(s) < PATH_MAX;
 }
 
-static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
-		      struct policy_tool *t)
+/* The tool's name, its shape and its typed members. */
+static int tool_members(struct policy_parse *ctx, const char *path, json_t *obj,
+			struct policy_tool *t)
 {
 	static const char *const known[] = { "call_timeout", "env_allow",   "env",
 					     "wrappers",     "unsafe_allow", "commands",
 					     "description",  "egress",	     "children",
 					     "single_process" };
-	char path[JSON_POS_PATH_MAX + 1], vpath[JSON_POS_PATH_MAX + 1];
-	char epath[JSON_POS_PATH_MAX + 1];
 	_cleanup_free_ char *description = NULL;
-	const struct policy *p = ctx->policy;
-	json_t *cmds, *e;
-	size_t i;
 	int r;
 
-	policy_path(path, "/tools", name);
-	t->call_timeout_ns = DEFAULT_CALL_TIMEOUT;
-	if (!(t->name = strdup(name)))
-		return -ENOMEM;
-	if (!event_tool_name_valid(name))
-		return policy_fail(ctx, path, 1, "tool name \"%.64s\" must be 1-%d of [A-Za-z0-9_.:-]",
-				   name, FB_TOOL_MAX);
+	if (!event_tool_name_valid(t->name))
+		return policy_fail(ctx, path, 1,
+				   "tool name \"%.64s\" must be 1-%d of [A-Za-z0-9_.:-]", t->name,
+				   FB_TOOL_MAX);
 	if (!json_is_object(obj))
-		return policy_fail(ctx, path, 0, "tool \"%s\" must be an object", name);
+		return policy_fail(ctx, path, 0, "tool \"%s\" must be an object", t->name);
 	if ((r = policy_check_keys(ctx, obj, path, known, ARRAY_SIZE(known))) < 0 ||
 	    (r = policy_get_string(ctx, obj, path, "description", 0, &description)) < 0 ||
 	    (r = policy_get_duration(ctx, obj, path, "call_timeout", 100 * NSEC_PER_MSEC,
@@ -286,21 +302,36 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 	    (r = policy_get_bool(ctx, obj, path, "single_process", &t->single_process)) < 0)
 		return r;
 	t->has_children = json_object_get(obj, "children") != NULL;
-	if (t->call_timeout_ns > p->sandbox.wall_clock_ns) {
-		policy_path(vpath, path, "call_timeout");
-		if ((r = policy_warn(ctx, vpath,
-				     "tool %s: call_timeout is longer than the sandbox's wall_clock, "
-				     "which ends the call first",
-				     name)) < 0)
-			return r;
-	}
+	return 0;
+}
+
+/* A call_timeout past the sandbox's wall clock never ends a call: the wall clock does. */
+static int tool_call_timeout(struct policy_parse *ctx, const char *path,
+			     const struct policy_tool *t)
+{
+	char vpath[JSON_POS_PATH_MAX + 1];
+
+	if (t->call_timeout_ns <= ctx->policy->sandbox.wall_clock_ns)
+		return 0;
+	policy_path(vpath, path, "call_timeout");
+	return policy_warn(ctx, vpath,
+			   "tool %s: call_timeout is longer than the sandbox's wall_clock, which "
+			   "ends the call first",
+			   t->name);
+}
+
+/* env_allow may not name what the policy fixes, and a never-pass name earns a warning. */
+static int tool_env_allow(struct policy_parse *ctx, const char *path, const struct policy_tool *t)
+{
+	char vpath[JSON_POS_PATH_MAX + 1], epath[JSON_POS_PATH_MAX + 1];
+	int r;
 
 	policy_path(vpath, path, "env_allow");
-	for (i = 0; i < t->n_env_allow; i++) {
+	for (size_t i = 0; i < t->n_env_allow; i++) {
 		const char *v = t->env_allow[i];
 
 		policy_path_index(epath, vpath, i);
-		if (is_fixed_name(p, t, v))
+		if (policy_env_fixed(ctx->policy, t, v))
 			return policy_fail(ctx, epath, 0,
 					   "\"%s\" is fixed by the policy (sandbox.path, HOME, TMPDIR "
 					   "or an env object) and cannot come from the caller",
@@ -309,51 +340,74 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 		    (r = policy_warn(ctx, epath,
 				     "tool %s: env_allow passes %s from the caller, which is on the "
 				     "never-pass list (it can make a program run other code)",
-				     name, v)) < 0)
+				     t->name, v)) < 0)
 			return r;
 	}
+	return 0;
+}
+
+/* What the scope lets past the built-in invariants is worth a warning each. */
+static int tool_exemptions(struct policy_parse *ctx, const char *path,
+			   const struct policy_tool *t)
+{
+	char vpath[JSON_POS_PATH_MAX + 1];
+	int r;
+
 	policy_path(vpath, path, "wrappers");
-	for (i = 0; i < t->n_wrappers; i++)
+	for (size_t i = 0; i < t->n_wrappers; i++)
 		if ((r = policy_warn(ctx, vpath,
 				     "tool %s may run the wrapper %s, which runs programs the gate "
 				     "does not check",
-				     name, t->wrappers[i])) < 0)
+				     t->name, t->wrappers[i])) < 0)
 			return r;
 	policy_path(vpath, path, "unsafe_allow");
-	for (i = 0; i < t->n_unsafe_allow; i++)
-		if ((r = policy_warn(ctx, vpath, "tool %s turns off the built-in refusal of %s", name,
-				     t->unsafe_allow[i])) < 0)
+	for (size_t i = 0; i < t->n_unsafe_allow; i++)
+		if ((r = policy_warn(ctx, vpath, "tool %s turns off the built-in refusal of %s",
+				     t->name, t->unsafe_allow[i])) < 0)
 			return r;
+	return 0;
+}
 
-	/* The part of the task's allowlist this tool may reach (none unless named). */
-	{
-		char **egress = NULL;
-		size_t n_egress = 0, j;
+/* The part of the task's allowlist this tool may reach (none unless named). */
+static int tool_egress(struct policy_parse *ctx, const char *path, json_t *obj,
+		       struct policy_tool *t)
+{
+	const struct policy *p = ctx->policy;
+	char vpath[JSON_POS_PATH_MAX + 1], epath[JSON_POS_PATH_MAX + 1];
+	char **egress = NULL;
+	size_t n_egress = 0, j;
+	int r;
 
-		r = policy_get_strings(ctx, obj, path, "egress", POLICY_EGRESS_MAX, NULL, NULL,
-				       &egress, &n_egress);
-		policy_path(vpath, path, "egress");
-		for (i = 0; r == 0 && i < n_egress; i++) {
-			for (j = 0; j < p->n_egress; j++)
-				if (strcmp(p->egress[j].name, egress[i]) == 0)
-					break;
-			policy_path_index(epath, vpath, i);
-			if (j == p->n_egress)
-				r = policy_fail(ctx, epath, 0,
-						"\"%s\" is not a rule of the policy's \"egress\"",
-						egress[i]);
-			else
-				t->egress_rules |= 1ULL << j;
-		}
-		policy_strv_free(egress);
-		if (r < 0)
-			return r;
+	r = policy_get_strings(ctx, obj, path, "egress", POLICY_EGRESS_MAX, NULL, NULL, &egress,
+			       &n_egress);
+	policy_path(vpath, path, "egress");
+	for (size_t i = 0; r == 0 && i < n_egress; i++) {
+		for (j = 0; j < p->n_egress; j++)
+			if (strcmp(p->egress[j].name, egress[i]) == 0)
+				break;
+		policy_path_index(epath, vpath, i);
+		if (j == p->n_egress)
+			r = policy_fail(ctx, epath, 0,
+					"\"%s\" is not a rule of the policy's \"egress\"",
+					egress[i]);
+		else
+			t->egress_rules |= 1ULL << j;
 	}
+	policy_strv_free(egress);
+	return r;
+}
+
+static int tool_commands(struct policy_parse *ctx, const char *path, json_t *obj,
+			 struct policy_tool *t)
+{
+	char vpath[JSON_POS_PATH_MAX + 1], epath[JSON_POS_PATH_MAX + 1];
+	json_t *cmds = json_object_get(obj, "commands"), *e;
+	size_t i;
+	int r;
 
 	policy_path(vpath, path, "commands");
-	cmds = json_object_get(obj, "commands");
 	if (!cmds)
-		return policy_fail(ctx, path, 0, "tool \"%s\" is missing \"commands\"", name);
+		return policy_fail(ctx, path, 0, "tool \"%s\" is missing \"commands\"", t->name);
 	if (!json_is_array(cmds) || json_array_size(cmds) == 0)
 		return policy_fail(ctx, vpath, 0, "\"commands\" must be a non-empty array");
 	if (json_array_size(cmds) > POLICY_COMMANDS_MAX)
@@ -365,9 +419,27 @@ static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
 	json_array_foreach(cmds, i, e) {
 		policy_path_index(epath, vpath, i);
 		t->n_commands++;
-		if ((r = parse_command(ctx, e, epath, name, &t->commands[i])) < 0)
+		if ((r = parse_command(ctx, e, epath, t->name, &t->commands[i])) < 0)
 			return r;
 	}
+	return 0;
+}
+
+static int parse_tool(struct policy_parse *ctx, const char *name, json_t *obj,
+		      struct policy_tool *t)
+{
+	char path[JSON_POS_PATH_MAX + 1];
+	int r;
+
+	policy_path(path, "/tools", name);
+	t->call_timeout_ns = DEFAULT_CALL_TIMEOUT;
+	if (!(t->name = strdup(name)))
+		return -ENOMEM;
+	if ((r = tool_members(ctx, path, obj, t)) < 0 ||
+	    (r = tool_call_timeout(ctx, path, t)) < 0 || (r = tool_env_allow(ctx, path, t)) < 0 ||
+	    (r = tool_exemptions(ctx, path, t)) < 0 || (r = tool_egress(ctx, path, obj, t)) < 0 ||
+	    (r = tool_commands(ctx, path, obj, t)) < 0)
+		return r;
 	return 0;
 }
 

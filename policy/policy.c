@@ -15,14 +15,14 @@ static int name_valid(const char *s)
 	return n > 0 && n <= POLICY_NAME_MAX && s[n] == '\0';
 }
 
-static int parse_top(struct policy_parse *ctx, json_t *root)
+/* The top level's own members: version (this build's, required), name and description. */
+static int parse_header(struct policy_parse *ctx, json_t *root)
 {
 	static const char *const known[] = { "version", "name",	 "description", "sandbox",
 					     "tools",	"tests", "egress",	"detectors" };
 	struct policy *p = ctx->policy;
 	_cleanup_free_ char *description = NULL;
 	uint64_t version = 0;
-	json_t *v;
 	int r;
 
 	if (!json_is_object(root))
@@ -45,42 +45,48 @@ static int parse_top(struct policy_parse *ctx, json_t *root)
 	if (!name_valid(p->name))
 		return policy_fail(ctx, "/name", 0, "\"name\" must be 1-%d of [A-Za-z0-9_.-]",
 				   POLICY_NAME_MAX);
+	return 0;
+}
 
-	v = json_object_get(root, "egress");
-	if (v && !json_is_object(v))
-		return policy_fail(ctx, "/egress", 0, "\"egress\" must be an object, not %s",
-				   policy_type_name(v));
-	if (v && (r = policy_parse_egress(ctx, v)) < 0)
-		return r;
-	v = json_object_get(root, "detectors");
-	if (v && !json_is_object(v))
-		return policy_fail(ctx, "/detectors", 0, "\"detectors\" must be an object, not %s",
-				   policy_type_name(v));
-	if ((r = policy_parse_detectors(ctx, v)) < 0)
-		return r;
+/*
+ * The sections, in the order they are read: a tool's "egress" names rules of the policy's
+ * egress, its checks need the sandbox's PATH and environment, and tests name tools.
+ */
+static const struct section {
+	const char *key;
+	int array;		/* an array; else an object */
+	int required;
+	int always;		/* read when absent too, for its defaults */
+	int (*parse)(struct policy_parse *ctx, json_t *v);
+} sections[] = {
+	{ "egress", 0, 0, 0, policy_parse_egress },
+	{ "detectors", 0, 0, 1, policy_parse_detectors },
+	{ "sandbox", 0, 0, 1, policy_parse_sandbox },
+	{ "tools", 0, 1, 1, policy_parse_tools },
+	{ "tests", 1, 0, 0, policy_parse_tests },
+};
 
-	v = json_object_get(root, "sandbox");
-	if (v && !json_is_object(v))
-		return policy_fail(ctx, "/sandbox", 0, "\"sandbox\" must be an object, not %s",
-				   policy_type_name(v));
-	if ((r = policy_parse_sandbox(ctx, v)) < 0)
-		return r;
+static int parse_top(struct policy_parse *ctx, json_t *root)
+{
+	char path[JSON_POS_PATH_MAX + 1];
+	int r;
 
-	v = json_object_get(root, "tools");
-	if (!v)
-		return policy_fail(ctx, "", 0, "missing \"tools\"");
-	if (!json_is_object(v))
-		return policy_fail(ctx, "/tools", 0, "\"tools\" must be an object, not %s",
-				   policy_type_name(v));
-	if ((r = policy_parse_tools(ctx, v)) < 0)
+	if ((r = parse_header(ctx, root)) < 0)
 		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
+		const struct section *s = &sections[i];
+		json_t *v = json_object_get(root, s->key);
 
-	v = json_object_get(root, "tests");
-	if (v && !json_is_array(v))
-		return policy_fail(ctx, "/tests", 0, "\"tests\" must be an array, not %s",
-				   policy_type_name(v));
-	if (v && (r = policy_parse_tests(ctx, v)) < 0)
-		return r;
+		policy_path(path, "", s->key);
+		if (!v && s->required)
+			return policy_fail(ctx, "", 0, "missing \"%s\"", s->key);
+		if (v && !(s->array ? json_is_array(v) : json_is_object(v)))
+			return policy_fail(ctx, path, 0, "\"%s\" must be %s, not %s", s->key,
+					   s->array ? "an array" : "an object",
+					   policy_type_name(v));
+		if ((v || s->always) && (r = s->parse(ctx, v)) < 0)
+			return r;
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "detectors/detect.h"
+#include "fixtures.h"
 #include "policy/policy.h"
 
 static const char policy_text[] =
@@ -34,13 +35,12 @@ static struct detect_state *behavior_state(const char *extra)
 {
 	struct detect_config c;
 	struct detect_state *st = NULL;
-	struct policy *p = NULL;
-	char text[2048], err[256];
+	struct policy *p;
+	char text[2048];
 
 	snprintf(text, sizeof(text), behavior_policy, extra);
 	detect_config_defaults(&c);
-	if (policy_load_text("b.json", text, strlen(text), &p, err, sizeof(err)) < 0)
-		fail_msg("policy: %s", err);
+	p = fixture_policy("b.json", text);
 	assert_int_equal(detect_state_new(p, &c, &st), 0);
 	policy_free(p);
 	return st;
@@ -50,13 +50,9 @@ static struct detect_state *new_state(int with_policy)
 {
 	struct detect_config c;
 	struct detect_state *st = NULL;
-	struct policy *p = NULL;
-	char err[256];
+	struct policy *p = with_policy ? fixture_policy("t.json", policy_text) : NULL;
 
 	detect_config_defaults(&c);
-	if (with_policy && policy_load_text("t.json", policy_text, strlen(policy_text), &p, err,
-					    sizeof(err)) < 0)
-		fail_msg("policy: %s", err);
 	assert_int_equal(detect_state_new(p, &c, &st), 0);
 	policy_free(p);
 	return st;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "event-describe.h"
+#include "fixtures.h"
 #include "event.h"
 #include "macro.h"
 
@@ -437,20 +438,9 @@ static void test_from_json_treats_null_and_empty_fields_as_none(void **state)
 	}
 }
 
-/* A string of n copies of c. */
-static char *repeat(char c, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	assert_non_null(s);
-	memset(s, c, n);
-	s[n] = '\0';
-	return s;
-}
-
 static void test_sandbox_name_validator(void **state)
 {
-	char *s63 = repeat('a', FB_NAME_MAX), *s64 = repeat('a', FB_NAME_MAX + 1);
+	char *s63 = fixture_repeat('a', FB_NAME_MAX), *s64 = fixture_repeat('a', FB_NAME_MAX + 1);
 
 	assert_true(event_sandbox_name_valid("a"));
 	assert_true(event_sandbox_name_valid("agent_1.run-2"));
@@ -473,7 +463,7 @@ static void test_sandbox_name_validator(void **state)
 
 static void test_tool_name_validator(void **state)
 {
-	char *s63 = repeat('t', FB_TOOL_MAX), *s64 = repeat('t', FB_TOOL_MAX + 1);
+	char *s63 = fixture_repeat('t', FB_TOOL_MAX), *s64 = fixture_repeat('t', FB_TOOL_MAX + 1);
 
 	assert_true(event_tool_name_valid("run_tests"));
 	assert_true(event_tool_name_valid("mcp:github.create-issue"));
@@ -491,7 +481,7 @@ static void test_tool_name_validator(void **state)
 
 static void test_kind_validator(void **state)
 {
-	char *s31 = repeat('k', FB_KIND_MAX), *s32 = repeat('k', FB_KIND_MAX + 1);
+	char *s31 = fixture_repeat('k', FB_KIND_MAX), *s32 = fixture_repeat('k', FB_KIND_MAX + 1);
 
 	assert_true(event_kind_valid("tool_call.start"));
 	assert_true(event_kind_valid("net.connect4"));

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "policy/gate.h"
 #include "macro.h"
 #include "policy/policy.h"
@@ -112,8 +113,8 @@ static int fixture_down(void **state)
 static struct policy *load(const char *tmpl)
 {
 	size_t n = strlen(tmpl) + 64 * strlen(root) + 1, k = 0;
-	char *text = malloc(n + 4096), err[512] = "";
-	struct policy *p = NULL;
+	char *text = malloc(n + 4096);
+	struct policy *p;
 
 	assert_non_null(text);
 	for (const char *s = tmpl; *s; s++) {
@@ -125,8 +126,7 @@ static struct policy *load(const char *tmpl)
 		}
 	}
 	text[k] = '\0';
-	if (policy_load_text("gate.json", text, k, &p, err, sizeof(err)) < 0)
-		fail_msg("policy refused: %s", err);
+	p = fixture_policy("gate.json", text);
 	free(text);
 	return p;
 }
@@ -845,6 +845,10 @@ static void test_build_env_passes_only_the_allowlist(void **state)
 		"=x",
 		NULL,
 	};
+	static const char *const gone[] = { "LD_PRELOAD",	"PYTHONPATH",	  "GIT_SSH_COMMAND",
+					    "GIT_CONFIG_COUNT", "NODE_OPTIONS",	  "PYTEST_ADDOPTS",
+					    "BASH_FUNC_ls%%",	"SECRET_TOKEN",	  "TERM",
+					    "noequals" };
 	struct gate_env *e = NULL;
 	char *const *v, *const *dropped;
 
@@ -868,16 +872,9 @@ static void test_build_env_passes_only_the_allowlist(void **state)
 	assert_null(v[7]);
 	/* Everything else is dropped, and named. */
 	assert_int_equal(count(dropped), ARRAY_SIZE(caller) - 1 - 2);
-	assert_true(has(dropped, "LD_PRELOAD"));
-	assert_true(has(dropped, "PYTHONPATH"));
-	assert_true(has(dropped, "GIT_SSH_COMMAND"));
-	assert_true(has(dropped, "GIT_CONFIG_COUNT"));
-	assert_true(has(dropped, "NODE_OPTIONS"));
-	assert_true(has(dropped, "PYTEST_ADDOPTS"));
-	assert_true(has(dropped, "BASH_FUNC_ls%%"));
-	assert_true(has(dropped, "SECRET_TOKEN"));
-	assert_true(has(dropped, "TERM"));
-	assert_true(has(dropped, "noequals"));
+	for (size_t i = 0; i < ARRAY_SIZE(gone); i++)
+		if (!has(dropped, gone[i]))
+			fail_msg("%s was not dropped", gone[i]);
 	gate_env_free(e);
 }
 
@@ -992,18 +989,12 @@ static void test_run_test_passes_and_fails_as_the_vector_says(void **state)
 
 static void test_example_policy_passes_its_own_vectors(void **state)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 64], err[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char path[PATH_MAX], err[512];
 	struct policy *p = NULL;
 	struct gate_decision d;
 	size_t tests;
 
-	assert_true(n > 0);
-	exe[n] = '\0';
-	/* build/tests/test_gate -> the repository root. */
-	for (int up = 0; up < 3; up++)
-		*strrchr(exe, '/') = '\0';
-	snprintf(path, sizeof(path), "%s/examples/policy.json", exe);
+	fixture_repo_path("examples/policy.json", path, sizeof(path));
 	if (policy_load(path, &p, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	tests = policy_test_count(p);

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "json-pos.h"
 #include "macro.h"
 #include "policy/policy.h"
@@ -25,29 +26,15 @@
 
 static struct policy *load_ok(const char *text)
 {
-	struct policy *p = NULL;
-	char err[512] = "";
-	int r = policy_load_text("p.json", text, strlen(text), &p, err, sizeof(err));
-
-	if (r < 0)
-		fail_msg("refused: %s", err);
-	assert_non_null(p);
-	return p;
+	return fixture_policy("p.json", text);
 }
 
 /* Expects text to be refused with exactly want ("p.json:LINE:COL: message..."), as a prefix. */
 static void expect_error(const char *text, const char *want)
 {
-	struct policy *p = NULL;
 	char err[512] = "";
-	int r = policy_load_text("p.json", text, strlen(text), &p, err, sizeof(err));
 
-	if (r == 0) {
-		policy_free(p);
-		fail_msg("accepted, expected %s", want);
-	}
-	assert_int_equal(r, -EINVAL);
-	assert_null(p);
+	fixture_policy_refused(text, want, err, sizeof(err));
 	if (strncmp(err, want, strlen(want)) != 0)
 		fail_msg("got  \"%s\"\nwant \"%s...\"", err, want);
 }

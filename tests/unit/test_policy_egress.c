@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "policy/policy.h"
 
 #define TOOLS "\"tools\": {\"t\": {\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}"
@@ -31,16 +32,9 @@ static char *with_egress(const char *allow)
 
 static void expect_refused(const char *allow, const char *want)
 {
-	const char *text = with_egress(allow);
-	struct policy *p = NULL;
 	char err[512] = "";
-	int r = policy_load_text("p.json", text, strlen(text), &p, err, sizeof(err));
 
-	if (r == 0) {
-		policy_free(p);
-		fail_msg("accepted, expected %s", want);
-	}
-	assert_int_equal(r, -EINVAL);
+	fixture_policy_refused(with_egress(allow), want, err, sizeof(err));
 	if (!strstr(err, want))
 		fail_msg("got \"%s\", want \"%s\"", err, want);
 }
@@ -51,12 +45,10 @@ static void test_rules_load_with_ports_protocol_and_addresses(void **state)
 		"{\"name\": \"registry\", \"host\": \"registry.test\", \"ports\": [80, 443]},"
 		"{\"name\": \"dns\", \"cidr\": \"198.51.100.0/28\", \"ports\": [53], \"protocol\": \"udp\"},"
 		"{\"name\": \"v6\", \"cidr\": \"2001:db8::/32\", \"ports\": [443]}");
-	struct policy *p = NULL;
-	char err[512] = "";
+	struct policy *p = fixture_policy("p.json", text);
 	const struct policy_egress_rule *e;
 	unsigned char want[4];
 
-	assert_int_equal(policy_load_text("p.json", text, strlen(text), &p, err, sizeof(err)), 0);
 	assert_int_equal(policy_egress_count(p), 3);
 	e = policy_egress(p, 0);
 	assert_string_equal(e->name, "registry");

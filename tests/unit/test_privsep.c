@@ -12,13 +12,13 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "monitor/daemon.h"
 #include "counters.h"
 #include "monitor/control.h"
@@ -26,13 +26,6 @@
 #include "monitor/metrics.h"
 #include "store/registry.h"
 #include "timeutil.h"
-
-static char tmpdir[64];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 static void complete(const struct writer_completion *c, void *data)
 {
@@ -64,13 +57,12 @@ static char *exchange(const char *requests)
 	struct daemon d = { .cfg = &cfg, .self = &self };
 	static char out[65536];
 	struct store *s = NULL;
-	char path[128];
+	const char *path = fixture_db_path("privsep");
 	int sv[2];
 	ssize_t n;
 	size_t len = 0;
 
 	config_defaults(&cfg);
-	snprintf(path, sizeof(path), "%s/privsep.db", tmpdir);
 	unlink(path);
 	assert_int_equal(store_open(path, STORE_READ_WRITE, &s), 0);
 	assert_int_equal(store_set_synchronous_full(s, 0), 0);
@@ -160,11 +152,10 @@ int main(void)
 	};
 	int r;
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-test-privsep-XXXXXX");
-	if (!mkdtemp(tmpdir))
+	if (fixture_dir_up("privsep") < 0)
 		return 1;
 	log_max_level = LOG_LEVEL_ERROR;
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fixture_dir_down(NULL);
 	return r;
 }

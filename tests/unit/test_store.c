@@ -11,12 +11,12 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "fixtures.h"
 #include "log.h"
 #include "macro.h"
 #include "store/store.h"
@@ -25,38 +25,16 @@
 /* 'FBRK', as store/store.c marks its databases. */
 #define APPLICATION_ID 0x4642524b
 
-static char tmpdir[64];
-
 static int group_setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-test-store-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int group_teardown(void **state)
-{
-	return nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* The path of this test's database file. */
-static const char *db_path(const char *name)
-{
-	static char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s.db", tmpdir, name);
-	return path;
+	return fixture_dir_up("store");
 }
 
 static struct store *open_new(const char *name)
 {
 	struct store *s = NULL;
 
-	assert_int_equal(store_open(db_path(name), STORE_READ_WRITE, &s), 0);
+	assert_int_equal(store_open(fixture_db_path(name), STORE_READ_WRITE, &s), 0);
 	assert_non_null(s);
 	return s;
 }
@@ -251,7 +229,9 @@ static void assert_same_event(const struct event *got, const struct event *want)
 
 static void test_open_creates_schema_at_latest_version(void **state)
 {
-	const char *path = db_path("create");
+	static const char *const tables[] = { "sandboxes", "steps",	      "events",  "step_spans",
+					      "incidents", "incident_events", "policies" };
+	const char *path = fixture_db_path("create");
 	struct store *s = open_new("create");
 	struct stat st;
 	char buf[32];
@@ -265,13 +245,9 @@ static void test_open_creates_schema_at_latest_version(void **state)
 	assert_int_equal(raw_int(db, "PRAGMA user_version"), store_latest_version());
 	assert_int_equal(raw_int(db, "PRAGMA page_size"), 16384);
 	assert_int_equal(raw_int(db, "PRAGMA auto_vacuum"), 2); /* incremental */
-	assert_true(table_exists(db, "sandboxes"));
-	assert_true(table_exists(db, "steps"));
-	assert_true(table_exists(db, "events"));
-	assert_true(table_exists(db, "step_spans"));
-	assert_true(table_exists(db, "incidents"));
-	assert_true(table_exists(db, "incident_events"));
-	assert_true(table_exists(db, "policies"));
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
+		if (!table_exists(db, tables[i]))
+			fail_msg("no table %s", tables[i]);
 	sqlite3_close(db);
 	/* What sandboxes did is for root and the firebreak group only. */
 	assert_int_equal(stat(path, &st), 0);
@@ -305,7 +281,7 @@ static void test_policies_kept_by_hash(void **state)
 
 static void test_migration_from_version_1_keeps_data_and_adds_incidents(void **state)
 {
-	const char *path = db_path("migrate");
+	const char *path = fixture_db_path("migrate");
 	struct collected c = { 0 };
 	struct store_timeline_query q = query(1);
 	struct store_sandbox sb;
@@ -367,7 +343,7 @@ static void test_migration_from_version_1_keeps_data_and_adds_incidents(void **s
 
 static void test_newer_schema_is_refused_in_both_modes(void **state)
 {
-	const char *path = db_path("newer");
+	const char *path = fixture_db_path("newer");
 	struct store *s = open_new("newer");
 	char sql[64];
 	sqlite3 *db;
@@ -390,7 +366,7 @@ static void test_newer_schema_is_refused_in_both_modes(void **state)
 
 static void test_foreign_sqlite_file_is_refused_and_left_unmodified(void **state)
 {
-	const char *path = db_path("foreign");
+	const char *path = fixture_db_path("foreign");
 	char wal[PATH_MAX + 8];
 	struct store *s = NULL;
 	size_t len_before, len_after;
@@ -422,7 +398,7 @@ static void test_foreign_sqlite_file_is_refused_and_left_unmodified(void **state
 
 static void test_sqlite_file_of_another_application_is_refused(void **state)
 {
-	const char *path = db_path("other-app");
+	const char *path = fixture_db_path("other-app");
 	struct store *s = NULL;
 	sqlite3 *db;
 
@@ -439,7 +415,7 @@ static void test_sqlite_file_of_another_application_is_refused(void **state)
 
 static void test_file_that_is_not_sqlite_is_refused_and_left_unmodified(void **state)
 {
-	const char *path = db_path("text");
+	const char *path = fixture_db_path("text");
 	struct store *s = NULL;
 	size_t len_before, len_after;
 	char *before, *after;
@@ -461,7 +437,7 @@ static void test_file_that_is_not_sqlite_is_refused_and_left_unmodified(void **s
 
 static void test_read_only_open_of_missing_file_is_enoent_and_creates_nothing(void **state)
 {
-	const char *path = db_path("missing");
+	const char *path = fixture_db_path("missing");
 	struct store *s = NULL;
 
 	assert_int_equal(store_open(path, STORE_READ_ONLY, &s), -ENOENT);
@@ -471,7 +447,7 @@ static void test_read_only_open_of_missing_file_is_enoent_and_creates_nothing(vo
 
 static void test_read_only_open_of_older_version_is_eproto(void **state)
 {
-	const char *path = db_path("older");
+	const char *path = fixture_db_path("older");
 	struct store *s = NULL;
 	sqlite3 *db;
 
@@ -488,7 +464,7 @@ static void test_read_only_open_of_older_version_is_eproto(void **state)
 
 static void test_read_only_store_refuses_writes(void **state)
 {
-	const char *path = db_path("ro");
+	const char *path = fixture_db_path("ro");
 	struct store *s = open_new("ro");
 	struct store_sandbox sb = { .id = 2, .name = "two", .state = "running" };
 	struct event ev;
@@ -894,7 +870,7 @@ static void test_trace_apply_detects_new_duplicate_and_conflict(void **state)
 
 static void test_trace_apply_accepts_end_before_start(void **state)
 {
-	const char *path = db_path("trace-order");
+	const char *path = fixture_db_path("trace-order");
 	struct store *s = open_new("trace-order");
 	sqlite3 *db;
 
@@ -922,7 +898,7 @@ static void test_trace_apply_accepts_end_before_start(void **state)
 
 static void test_trace_apply_merges_annotations_and_sets_coerced(void **state)
 {
-	const char *path = db_path("trace-ann");
+	const char *path = fixture_db_path("trace-ann");
 	struct store *s = open_new("trace-ann");
 	json_t *got, *want;
 	char buf[512];
@@ -1006,7 +982,7 @@ static int64_t count_where(sqlite3 *db, const char *cond)
 
 static void test_retention_by_age_keeps_incident_windows_and_linked_events(void **state)
 {
-	const char *path = db_path("ret-age");
+	const char *path = fixture_db_path("ret-age");
 	struct store *s = open_new("ret-age");
 	struct store_retention q = {
 		.max_age_ns = 150 * NSEC_PER_SEC, .now_ns = 200 * NSEC_PER_SEC, .chunk = 10
@@ -1055,7 +1031,7 @@ static void test_retention_by_age_keeps_incident_windows_and_linked_events(void 
 
 static void test_retention_keeps_everything_after_an_open_incident_starts(void **state)
 {
-	const char *path = db_path("ret-open");
+	const char *path = fixture_db_path("ret-open");
 	struct store *s = open_new("ret-open");
 	struct store_retention q = {
 		.max_age_ns = 100 * NSEC_PER_SEC, .now_ns = 1000 * NSEC_PER_SEC, .chunk = 1000
@@ -1085,7 +1061,7 @@ static void test_retention_keeps_everything_after_an_open_incident_starts(void *
 
 static void test_retention_by_size_deletes_oldest_first_never_incident_events(void **state)
 {
-	const char *path = db_path("ret-size");
+	const char *path = fixture_db_path("ret-size");
 	struct store *s = open_new("ret-size");
 	struct store_retention q = { .now_ns = 1, .chunk = 100 };
 	char fields[700];
@@ -1278,5 +1254,5 @@ int main(void)
 
 	/* The refusals these tests provoke are logged as errors; the rest is noise here. */
 	log_max_level = LOG_LEVEL_ERROR;
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, fixture_dir_down);
 }

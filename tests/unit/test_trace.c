@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "macro.h"
 #include "timeutil.h"
 #include "trace.h"
@@ -188,21 +189,11 @@ static void test_each_wrong_type_is_type_error(void **state)
 	expect_obj(start_obj(), "ts", json_null(), TRACE_ERR_TYPE);
 }
 
-static char *repeat(char c, size_t n)
-{
-	char *s = malloc(n + 1);
-
-	assert_non_null(s);
-	memset(s, c, n);
-	s[n] = '\0';
-	return s;
-}
-
 static void test_bad_values_are_value_errors(void **state)
 {
-	char *id128 = repeat('c', FB_CALL_ID_MAX), *id129 = repeat('c', FB_CALL_ID_MAX + 1);
-	char *tool64 = repeat('t', FB_TOOL_MAX + 1), *sb64 = repeat('s', FB_NAME_MAX + 1);
-	char *etype257 = repeat('e', FB_ERROR_TYPE_MAX + 1);
+	char *id128 = fixture_repeat('c', FB_CALL_ID_MAX), *id129 = fixture_repeat('c', FB_CALL_ID_MAX + 1);
+	char *tool64 = fixture_repeat('t', FB_TOOL_MAX + 1), *sb64 = fixture_repeat('s', FB_NAME_MAX + 1);
+	char *etype257 = fixture_repeat('e', FB_ERROR_TYPE_MAX + 1);
 
 	expect_obj(start_obj(), "gen_ai.operation.name", json_string("chat"), TRACE_ERR_VALUE);
 	expect_obj(start_obj(), "gen_ai.operation.name", json_string(""), TRACE_ERR_VALUE);
@@ -276,8 +267,8 @@ static void test_bad_traceparent_is_value_error(void **state)
 static void test_annotations_are_capped_by_their_compact_size(void **state)
 {
 	/* {"k":"…"} is the string plus 8 bytes of compact JSON. */
-	char *fits = repeat('a', FB_ANNOTATIONS_MAX - 8);
-	char *over = repeat('a', FB_ANNOTATIONS_MAX - 7);
+	char *fits = fixture_repeat('a', FB_ANNOTATIONS_MAX - 8);
+	char *over = fixture_repeat('a', FB_ANNOTATIONS_MAX - 7);
 
 	expect_obj(start_obj(), "annotations", json_pack("{s:s}", "k", fits), TRACE_OK);
 	expect_obj(start_obj(), "annotations", json_pack("{s:s}", "k", over), TRACE_ERR_VALUE);

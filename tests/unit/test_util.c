@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "fixtures.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"
@@ -328,6 +329,33 @@ static void test_config_set_names_the_unknown_key(void **state)
 	assert_non_null(strstr(err, "colour"));
 }
 
+/* docs/config.md's table of keys is the key table's, row for row: no key undocumented, no row
+ * for a key that is not there, no default or bound described otherwise. */
+static void test_config_md_shows_exactly_the_key_table(void **state)
+{
+	char path[PATH_MAX], line[1024], want[1024];
+	size_t i = 0;
+	FILE *f;
+
+	fixture_repo_path("docs/config.md", path, sizeof(path));
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "| `", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (config_doc_row(i, want, sizeof(want)) < 0)
+			fail_msg("docs/config.md row %zu is no key: %s", i + 1, line);
+		if (strcmp(line, want) != 0)
+			fail_msg("docs/config.md row %zu:\n got  %s\n want %s", i + 1, line, want);
+		i++;
+	}
+	fclose(f);
+	if (config_doc_row(i, want, sizeof(want)) == 0)
+		fail_msg("docs/config.md lacks row %zu: %s", i + 1, want);
+	assert_true(i >= 30);
+}
+
 /* Writes text to a new file in a fresh temporary directory; the caller unlinks both. */
 static void write_temp(char *dir, size_t dirsize, char *path, size_t pathsize, const char *text)
 {
@@ -582,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_config_set_accepts_each_key),
 		cmocka_unit_test(test_config_set_refuses_bad_values_and_unknown_keys),
 		cmocka_unit_test(test_config_set_names_the_unknown_key),
+		cmocka_unit_test(test_config_md_shows_exactly_the_key_table),
 		cmocka_unit_test(test_config_load_reads_keys_comments_and_blank_lines),
 		cmocka_unit_test(test_config_load_refuses_unknown_key_and_bad_lines),
 		cmocka_unit_test(test_config_load_of_missing_file_depends_on_required),

@@ -10,39 +10,18 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <poll.h>
 #include <sqlite3.h>
 #include <stdio.h>
 
+#include "fixtures.h"
 #include "log.h"
 #include "macro.h"
 #include "store/writer.h"
 
-static char tmpdir[64];
-
 static int group_setup(void **state)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fb-test-writer-XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int group_teardown(void **state)
-{
-	return nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *db_path(const char *name)
-{
-	static char path[128];
-
-	snprintf(path, sizeof(path), "%s/%s.db", tmpdir, name);
-	return path;
+	return fixture_dir_up("writer");
 }
 
 /* A fresh store with sandbox 1 "wsb", handed to a new writer. */
@@ -53,7 +32,7 @@ static struct writer *start_writer(const char *name, unsigned batch_max, uint64_
 	struct store *s = NULL;
 	struct writer *w = NULL;
 
-	assert_int_equal(store_open(db_path(name), STORE_READ_WRITE, &s), 0);
+	assert_int_equal(store_open(fixture_db_path(name), STORE_READ_WRITE, &s), 0);
 	/* Durability is not under test here; ordering and counting are. */
 	assert_int_equal(store_set_synchronous_full(s, 0), 0);
 	assert_int_equal(store_sandbox_put(s, &sb), 0);
@@ -129,7 +108,7 @@ static int64_t stored_events(const char *name)
 	struct store *s = NULL;
 	int64_t n = -1;
 
-	assert_int_equal(store_open(db_path(name), STORE_READ_ONLY, &s), 0);
+	assert_int_equal(store_open(fixture_db_path(name), STORE_READ_ONLY, &s), 0);
 	assert_int_equal(store_event_count(s, 0, &n), 0);
 	store_close(s);
 	return n;
@@ -190,7 +169,7 @@ static void test_event_ids_given_in_submission_order_and_kept(void **state)
 	submit(w, event_op(0, 10));
 	assert_int_equal(writer_last_event_id(w), 11);
 	writer_free(w);
-	assert_int_equal(store_open(db_path("ids"), STORE_READ_ONLY, &s), 0);
+	assert_int_equal(store_open(fixture_db_path("ids"), STORE_READ_ONLY, &s), 0);
 	assert_int_equal(store_max_id(s, "events", &max), 0);
 	store_close(s);
 	assert_int_equal(max, 11);
@@ -293,7 +272,7 @@ static void test_full_after_queue_max_ops_wait(void **state)
 
 	/* A second connection takes the write lock, so the writer, once it has swapped out what
 	 * was queued, waits in BEGIN (busy timeout 5 s) and queues fill up deterministically. */
-	assert_int_equal(sqlite3_open(db_path("full"), &db), SQLITE_OK);
+	assert_int_equal(sqlite3_open(fixture_db_path("full"), &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
 
 	/* Fewer than queue_max ops can never be too many, whatever the writer has taken. */
@@ -395,5 +374,5 @@ int main(void)
 	};
 
 	log_max_level = LOG_LEVEL_ERROR;
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, group_setup, fixture_dir_down);
 }
