@@ -141,6 +141,25 @@ int store_exec(struct store *s, const char *sql)
 	return rc == SQLITE_OK ? 0 : store_error(s, rc, sql);
 }
 
+int store_prepare(struct store *s, const char *sql, const char *what, sqlite3_stmt **ret)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, what);
+	*ret = st;
+	return 0;
+}
+
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, what);
+}
+
 int store_query_int(struct store *s, const char *sql, int64_t *ret)
 {
 	sqlite3_stmt *st;
