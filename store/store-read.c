@@ -416,6 +416,74 @@ int store_policy_get(struct store *s, const char *hash, char **ret)
 	return r;
 }
 
+/* The steps started and not ended yet, as store_open_steps reads them (unordered). */
+struct open_step {
+	int64_t step;
+	char *tool, *fields;
+};
+
+struct open_steps {
+	struct open_step *v;
+	size_t n, cap;
+};
+
+/* Forgets step if it is open: a start seen before, which this row ends or restarts. */
+static void open_steps_forget(struct open_steps *o, int64_t step)
+{
+	size_t i;
+
+	for (i = 0; i < o->n && o->v[i].step != step; i++)
+		;
+	if (i < o->n) {
+		free(o->v[i].tool);
+		free(o->v[i].fields);
+		o->v[i] = o->v[--o->n];
+	}
+}
+
+/* Notes step as open, with copies of tool and fields; 0 or -ENOMEM. */
+static int open_steps_add(struct open_steps *o, int64_t step, const char *tool, const char *fields)
+{
+	struct open_step *e;
+
+	if (o->n == o->cap) {
+		struct open_step *nv;
+
+		o->cap = o->cap ? o->cap * 2 : 16;
+		if (!(nv = realloc(o->v, o->cap * sizeof(*nv))))
+			return -ENOMEM;
+		o->v = nv;
+	}
+	e = &o->v[o->n];
+	e->step = step;
+	e->tool = strdup(tool);
+	e->fields = strdup(fields);
+	if (!e->tool || !e->fields) {
+		free(e->tool);
+		free(e->fields);
+		return -ENOMEM;
+	}
+	o->n++;
+	return 0;
+}
+
+/* Reads the starts and ends of st's rows into o; 0 or -errno. Finalizes st. */
+static int open_steps_read(struct store *s, sqlite3_stmt *st, struct open_steps *o)
+{
+	int rc, r = 0;
+
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t step = sqlite3_column_int64(st, 0);
+		const char *kind = (const char *)sqlite3_column_text(st, 3);
+
+		open_steps_forget(o, step);
+		if (strcmp(kind, "step.start") == 0)
+			r = open_steps_add(o, step, (const char *)sqlite3_column_text(st, 1) ?: "",
+					   (const char *)sqlite3_column_text(st, 2) ?: "{}");
+	}
+	return rows_end(s, st, rc, r, "open steps");
+}
+
 int store_open_steps(struct store *s, int64_t sandbox_id,
 		     int (*cb)(int64_t step, const char *tool, const char *fields, void *data),
 		     void *data)
@@ -425,61 +493,20 @@ int store_open_steps(struct store *s, int64_t sandbox_id,
 		"SELECT step, tool, fields, kind FROM events INDEXED BY events_by_sandbox_ts "
 		"WHERE sandbox_id = ?1 AND source = 'enforcer' AND kind IN ('step.start', 'step.end') "
 		"AND step IS NOT NULL ORDER BY ts, id";
-	struct open {
-		int64_t step;
-		char *tool, *fields;
-	} *v = NULL;
-	size_t n = 0, cap = 0;
+	struct open_steps o = { 0 };
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int r;
 
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare open steps");
+	if ((r = store_prepare(s, sql, "prepare open steps", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, sandbox_id);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t step = sqlite3_column_int64(st, 0);
-		const char *kind = (const char *)sqlite3_column_text(st, 3);
-		size_t i;
-
-		for (i = 0; i < n && v[i].step != step; i++)
-			;
-		if (i < n) { /* a start seen before: this one ends it, or restarts it */
-			free(v[i].tool);
-			free(v[i].fields);
-			v[i] = v[--n];
-		}
-		if (strcmp(kind, "step.start") != 0)
-			continue;
-		if (n == cap) {
-			struct open *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv) {
-				r = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[n].step = step;
-		v[n].tool = strdup((const char *)sqlite3_column_text(st, 1) ?: "");
-		v[n].fields = strdup((const char *)sqlite3_column_text(st, 2) ?: "{}");
-		if (!v[n].tool || !v[n].fields) {
-			free(v[n].tool);
-			free(v[n].fields);
-			r = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		r = store_error(s, rc, "open steps");
-	sqlite3_finalize(st);
-	for (size_t i = 0; i < n; i++) {
+	r = open_steps_read(s, st, &o);
+	for (size_t i = 0; i < o.n; i++) {
 		if (r == 0)
-			r = cb(v[i].step, v[i].tool, v[i].fields, data);
-		free(v[i].tool);
-		free(v[i].fields);
+			r = cb(o.v[i].step, o.v[i].tool, o.v[i].fields, data);
+		free(o.v[i].tool);
+		free(o.v[i].fields);
 	}
-	free(v);
+	free(o.v);
 	return r;
 }
