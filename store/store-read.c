@@ -27,6 +27,17 @@ static int rows_end(struct store *s, sqlite3_stmt *st, int rc, int r, const char
 	return r;
 }
 
+/* Prepares sql for one call with ?1 bound to id; 0 and *ret, or -errno (logged with what). */
+static int prepare_for(struct store *s, const char *sql, int64_t id, const char *what,
+		       sqlite3_stmt **ret)
+{
+	int r = store_prepare(s, sql, what, ret);
+
+	if (r == 0)
+		sqlite3_bind_int64(*ret, 1, id);
+	return r;
+}
+
 static void read_sandbox(sqlite3_stmt *st, struct store_sandbox *sb)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -189,9 +200,8 @@ int store_events_after(struct store *s, int64_t after_id, int64_t limit,
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = store_prepare(s, sql, "prepare events after", &st)) < 0)
+	if ((r = prepare_for(s, sql, after_id, "prepare events after", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, after_id);
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : INT64_MAX);
 	return each_event(s, st, "read events after", cb, data);
 }
@@ -207,9 +217,9 @@ int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_p
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = store_prepare(s, kind_prefix ? some : all, "prepare sandbox events", &st)) < 0)
+	if ((r = prepare_for(s, kind_prefix ? some : all, sandbox_id, "prepare sandbox events",
+			     &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, sandbox_id);
 	if (kind_prefix)
 		sqlite3_bind_text(st, 2, kind_prefix, -1, SQLITE_TRANSIENT);
 	return each_event(s, st, "read sandbox events", cb, data);
@@ -225,9 +235,8 @@ int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = store_prepare(s, sql, "prepare latest event", &st)) < 0)
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare latest event", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, sandbox_id);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	return each_event(s, st, "read latest event", cb, data);
 }
@@ -242,9 +251,8 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 	sqlite3_stmt *st;
 	int rc, r;
 
-	if ((r = store_prepare(s, sql, "prepare detections", &st)) < 0)
+	if ((r = prepare_for(s, sql, incident_id, "prepare detections", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, incident_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_detection_row det = { 0 };
 
@@ -274,9 +282,8 @@ int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t unti
 	sqlite3_stmt *st;
 	int rc, r;
 
-	if ((r = store_prepare(s, sql, "prepare steps", &st)) < 0)
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare steps", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, sandbox_id);
 	sqlite3_bind_int64(st, 2, since);
 	sqlite3_bind_int64(st, 3, until > 0 ? until : INT64_MAX);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -367,9 +374,8 @@ int store_incident_list(struct store *s, int64_t id,
 	sqlite3_stmt *st;
 	int rc, r;
 
-	if ((r = store_prepare(s, sql, "prepare incident list", &st)) < 0)
+	if ((r = prepare_for(s, sql, id, "prepare incident list", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_incident inc = { 0 };
 		const unsigned char *t;
@@ -497,9 +503,8 @@ int store_open_steps(struct store *s, int64_t sandbox_id,
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = store_prepare(s, sql, "prepare open steps", &st)) < 0)
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare open steps", &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, sandbox_id);
 	r = open_steps_read(s, st, &o);
 	for (size_t i = 0; i < o.n; i++) {
 		if (r == 0)

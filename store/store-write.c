@@ -292,18 +292,28 @@ int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts,
 	return 0;
 }
 
-int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
+/*
+ * Runs sql, a write of two ids (?1 a, ?2 b); 0 or -errno (logged with prepare_what if it could not
+ * be prepared, else with what).
+ */
+static int write_ids(struct store *s, const char *sql, int64_t a, int64_t b,
+		     const char *prepare_what, const char *what)
 {
-	static const char sql[] =
-		"INSERT OR IGNORE INTO incident_events (incident_id, event_id) VALUES (?1, ?2)";
 	sqlite3_stmt *st;
 	int r;
 
-	if ((r = store_prepare(s, sql, "prepare incident link", &st)) < 0)
+	if ((r = store_prepare(s, sql, prepare_what, &st)) < 0)
 		return r;
-	sqlite3_bind_int64(st, 1, incident_id);
-	sqlite3_bind_int64(st, 2, event_id);
-	return store_step_done(s, st, "link incident event");
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	return store_step_done(s, st, what);
+}
+
+int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
+{
+	return write_ids(s, "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
+			    "VALUES (?1, ?2)",
+			 incident_id, event_id, "prepare incident link", "link incident event");
 }
 
 /* Opens incident det->incident_id, or raises its severity to det's if that is higher. */
@@ -378,16 +388,9 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 
 int store_incident_close(struct store *s, int64_t id, int64_t end_ts)
 {
-	static const char sql[] = "UPDATE incidents SET end_ts = ?2, state = 'closed' "
-				  "WHERE id = ?1 AND state = 'open'";
-	sqlite3_stmt *st;
-	int r;
-
-	if ((r = store_prepare(s, sql, "prepare incident close", &st)) < 0)
-		return r;
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, end_ts);
-	return store_step_done(s, st, "close incident");
+	return write_ids(s, "UPDATE incidents SET end_ts = ?2, state = 'closed' "
+			    "WHERE id = ?1 AND state = 'open'",
+			 id, end_ts, "prepare incident close", "close incident");
 }
 
 int store_policy_put(struct store *s, const char *hash, const char *name, const char *text,
