@@ -2,6 +2,9 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
+
+#include "log.h"
 
 #define CPUS_MAX 1024
 
@@ -16,4 +19,20 @@ uint64_t bpf_percpu_sum(int map_fd, uint32_t key)
 	for (int c = 0; c < ncpu; c++)
 		sum += per[c];
 	return sum;
+}
+
+int bpf_collector_attach(struct bpf_object_skeleton *s, struct bpf_map *ring,
+			 ring_buffer_sample_fn fn, void *ctx, const char *what,
+			 struct ring_buffer **ret_rb)
+{
+	struct ring_buffer *rb;
+	int r;
+
+	if ((r = bpf_object__attach_skeleton(s)) < 0)
+		return log_errno(r, "%s: load and attach", what);
+	rb = ring_buffer__new(bpf_map__fd(ring), fn, ctx, NULL);
+	if (!rb)
+		return log_errno(-errno, "%s: ring buffer", what);
+	*ret_rb = rb;
+	return 0;
 }

@@ -2,9 +2,22 @@
 #ifndef FB_BPF_UTIL_H
 #define FB_BPF_UTIL_H
 
+#include <bpf/libbpf.h>
 #include <stdint.h>
 
 /* The sum over every CPU of key's u64 in the per-CPU array map_fd; 0 if it cannot be read. */
 uint64_t bpf_percpu_sum(int map_fd, uint32_t key);
+
+/*
+ * The last steps of a collector's start, in BCC libbpf-tools' order (open, set the read-only
+ * config, load: the collector's own; then these): attaches the loaded skeleton s and sets up a
+ * reader of its ring buffer map ring, which calls fn(ctx, record, size) for each record that
+ * ring_buffer__consume() drains. The kernel side decides when the reader's fd wakes (by
+ * watermark, not per record); this adds no wakeup of its own. 0 and *ret_rb (the caller frees it
+ * with ring_buffer__free), or -errno, logged with what ("process tracer").
+ */
+int bpf_collector_attach(struct bpf_object_skeleton *s, struct bpf_map *ring,
+			 ring_buffer_sample_fn fn, void *ctx, const char *what,
+			 struct ring_buffer **ret_rb);
 
 #endif

@@ -145,69 +145,94 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 	return 0;
 }
 
+/* A seccomp refusal of an escape-class syscall: 1 and the verdict. */
+static size_t escape_seccomp(const struct event *ev, struct detect_verdict *out)
+{
+	char name[64];
+
+	if (!event_field_str(ev, "name", name, sizeof(name)) || !escape_class(name))
+		return 0;
+	detect_verdict_init(out, ev, "escape.seccomp", DETECT_CRITICAL);
+	snprintf(out->reason, sizeof(out->reason), "seccomp refused %s, an escape-class syscall",
+		 name);
+	return 1;
+}
+
+/*
+ * What near_cap (fields use_key and cap_key, *near) says, as a verdict of rule at out if room:
+ * "what at USE of CAP bytes (PCT%)". near_cap runs whether or not there is room, so that *near
+ * follows every sample. 1 if a verdict was written.
+ */
+static int near_cap_verdict(const struct event *ev, const char *use_key, const char *cap_key,
+			    int *near, const char *rule, const char *what,
+			    struct detect_verdict *out, int room)
+{
+	int64_t use, cap;
+
+	if (!near_cap(ev, use_key, cap_key, near, &use, &cap) || !room)
+		return 0;
+	detect_verdict_init(out, ev, rule, DETECT_MEDIUM);
+	snprintf(out->reason, sizeof(out->reason), "%s at %lld of %lld bytes (%lld%%)", what,
+		 (long long)use, (long long)cap, (long long)(use * 100 / cap));
+	return 1;
+}
+
+/*
+ * The sandbox's own cgroup's counters (cgroup.stats of no step: it counts what happened in every
+ * step below it): kills and refusals at its caps, memory and workspace near theirs, CPU held at
+ * its cap. Every rule sees every sample, room or not; at most max verdicts.
+ */
+static size_t resource_rules(struct detect_state *st, const struct event *ev,
+			     struct detect_verdict *out, size_t max)
+{
+	size_t k = 0;
+	int64_t by;
+	int pct;
+
+	if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {
+		detect_verdict_init(&out[k], ev, "resource.oom-kill", DETECT_MEDIUM);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "%lld process(es) killed at the memory cap", (long long)by);
+		k++;
+	}
+	if (near_cap_verdict(ev, "memory_current", "memory_max", &st->memory_near,
+			     "resource.memory-near-cap", "memory", &out[k], k < max))
+		k++;
+	if (near_cap_verdict(ev, "workspace_used", "workspace_size", &st->workspace_near,
+			     "resource.workspace-full", "workspace", &out[k], k < max))
+		k++;
+	if ((pct = cpu_saturated(st, ev)) >= 0 && k < max) {
+		detect_verdict_init(&out[k], ev, "resource.cpu-saturated", DETECT_MEDIUM);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "held at its CPU cap: throttled %d%% of the last %lld s", pct,
+			 (long long)(st->cfg.cpu_window_ns / 1000000000));
+		k++;
+	}
+	if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {
+		detect_verdict_init(&out[k], ev, "resource.pids-cap", DETECT_MEDIUM);
+		snprintf(out[k].reason, sizeof(out[k].reason),
+			 "%lld fork(s) refused at the pids cap", (long long)by);
+		k++;
+	}
+	return k;
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
-	int pct;
-	char name[64];
-	int64_t by, use, cap;
-	size_t k = 0;
+	size_t k;
 
 	if (max == 0)
 		return 0;
-	if (strcmp(ev->kind, "seccomp.denied") == 0) {
-		if (!event_field_str(ev, "name", name, sizeof(name)) || !escape_class(name))
-			return 0;
-		detect_verdict_init(&out[k], ev, "escape.seccomp", DETECT_CRITICAL);
-		snprintf(out[k].reason, sizeof(out[k].reason),
-			 "seccomp refused %s, an escape-class syscall", name);
-		return 1;
-	}
+	if (strcmp(ev->kind, "seccomp.denied") == 0)
+		return escape_seccomp(ev, out);
 	if ((k = escape_indicator(ev, out)) > 0)
 		return k;
-	/* The sandbox's own cgroup counts what happened in every step below it. */
-	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE) {
-		if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {
-			detect_verdict_init(&out[k], ev, "resource.oom-kill", DETECT_MEDIUM);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "%lld process(es) killed at the memory cap", (long long)by);
-			k++;
-		}
-		if (near_cap(ev, "memory_current", "memory_max", &st->memory_near, &use, &cap) &&
-		    k < max) {
-			detect_verdict_init(&out[k], ev, "resource.memory-near-cap", DETECT_MEDIUM);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "memory at %lld of %lld bytes (%lld%%)", (long long)use,
-				 (long long)cap, (long long)(use * 100 / cap));
-			k++;
-		}
-		if (near_cap(ev, "workspace_used", "workspace_size", &st->workspace_near, &use,
-			     &cap) &&
-		    k < max) {
-			detect_verdict_init(&out[k], ev, "resource.workspace-full", DETECT_MEDIUM);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "workspace at %lld of %lld bytes (%lld%%)", (long long)use,
-				 (long long)cap, (long long)(use * 100 / cap));
-			k++;
-		}
-		if ((pct = cpu_saturated(st, ev)) >= 0 && k < max) {
-			detect_verdict_init(&out[k], ev, "resource.cpu-saturated", DETECT_MEDIUM);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "held at its CPU cap: throttled %d%% of the last %lld s", pct,
-				 (long long)(st->cfg.cpu_window_ns / 1000000000));
-			k++;
-		}
-		if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {
-			detect_verdict_init(&out[k], ev, "resource.pids-cap", DETECT_MEDIUM);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "%lld fork(s) refused at the pids cap", (long long)by);
-			k++;
-		}
-		return k;
-	}
+	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE)
+		return resource_rules(st, ev, out, max);
 	if (strcmp(ev->kind, "monitor.loss") == 0) {
-		detect_verdict_init(&out[k], ev, "monitor.blind", DETECT_MEDIUM);
-		snprintf(out[k].reason, sizeof(out[k].reason),
+		detect_verdict_init(out, ev, "monitor.blind", DETECT_MEDIUM);
+		snprintf(out->reason, sizeof(out->reason),
 			 "events of this sandbox were lost: the monitor was partly blind here");
 		return 1;
 	}

@@ -146,6 +146,32 @@ int loop_remove(struct loop *l, int fd)
 	return 0;
 }
 
+/*
+ * Watches fd, which the loop made (a timer or a signalfd) and closes when it is removed, for
+ * input: a source like proto whose handler gets the source itself as its data. 0, or -errno
+ * (fd is then closed).
+ */
+static int add_owned(struct loop *l, int fd, const struct source *proto)
+{
+	struct source *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*s = *proto;
+	s->fd = fd;
+	s->owned = 1;
+	s->data = s;
+	r = add_source(l, s, EPOLLIN);
+	if (r < 0) {
+		close(fd);
+		free(s);
+	}
+	return r;
+}
+
 static void timer_ready(struct loop *l, int fd, uint32_t events, void *data)
 {
 	struct source *s = data;
@@ -160,7 +186,7 @@ int loop_add_timer(struct loop *l, uint64_t interval_ns, loop_timer_fn fn, void 
 	struct itimerspec its = {
 		.it_interval = { (time_t)(interval_ns / 1000000000ULL), (long)(interval_ns % 1000000000ULL) },
 	};
-	struct source *s;
+	const struct source proto = { .fn = timer_ready, .timer_fn = fn, .user = data };
 	int fd, r;
 
 	its.it_value = its.it_interval;
@@ -172,24 +198,8 @@ int loop_add_timer(struct loop *l, uint64_t interval_ns, loop_timer_fn fn, void 
 		close(fd);
 		return r;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		close(fd);
-		return -ENOMEM;
-	}
-	s->fd = fd;
-	s->owned = 1;
-	s->fn = timer_ready;
-	s->data = s;
-	s->timer_fn = fn;
-	s->user = data;
-	r = add_source(l, s, EPOLLIN);
-	if (r < 0) {
-		close(fd);
-		free(s);
-		return r;
-	}
-	return fd;
+	r = add_owned(l, fd, &proto);
+	return r < 0 ? r : fd;
 }
 
 static void signal_ready(struct loop *l, int fd, uint32_t events, void *data)
@@ -204,9 +214,9 @@ static void signal_ready(struct loop *l, int fd, uint32_t events, void *data)
 int loop_add_signals(struct loop *l, const int *signals, int n,
 		     void (*fn)(struct loop *l, int signo, void *data), void *data)
 {
-	struct source *s;
+	const struct source proto = { .fn = signal_ready, .signal_fn = fn, .user = data };
 	sigset_t mask;
-	int fd, r;
+	int fd;
 
 	sigemptyset(&mask);
 	for (int i = 0; i < n; i++)
@@ -216,23 +226,7 @@ int loop_add_signals(struct loop *l, const int *signals, int n,
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		close(fd);
-		return -ENOMEM;
-	}
-	s->fd = fd;
-	s->owned = 1;
-	s->fn = signal_ready;
-	s->signal_fn = fn;
-	s->user = data;
-	s->data = s;
-	r = add_source(l, s, EPOLLIN);
-	if (r < 0) {
-		close(fd);
-		free(s);
-	}
-	return r;
+	return add_owned(l, fd, &proto);
 }
 
 int loop_run(struct loop *l)

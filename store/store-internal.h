@@ -56,6 +56,15 @@ sqlite3_stmt *store_stmt(struct store *s, enum store_stmt id);
 /* Runs sql (no rows expected); returns 0 or -errno. */
 int store_exec(struct store *s, const char *sql);
 
+/*
+ * Prepares sql for one call (the caller finalizes it); 0 and *ret, or -errno (SQLite's message
+ * logged with what).
+ */
+int store_prepare(struct store *s, const char *sql, const char *what, sqlite3_stmt **ret);
+
+/* Steps st, a statement that returns no rows, and finalizes it; 0 or -errno (logged with what). */
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what);
+
 /* Runs a one-integer query such as "PRAGMA page_count"; returns 0 and *ret, or -errno. */
 int store_query_int(struct store *s, const char *sql, int64_t *ret);
 

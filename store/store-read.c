@@ -15,6 +15,29 @@ static void copy_column(sqlite3_stmt *st, int col, char *dst, size_t size)
 		snprintf(dst, size, "%s", v);
 }
 
+/*
+ * Ends a loop over st's rows, which stopped at rc, or at a callback's non-zero r: finalizes st
+ * and returns r, or -errno (logged with what) if SQLite failed.
+ */
+static int rows_end(struct store *s, sqlite3_stmt *st, int rc, int r, const char *what)
+{
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = store_error(s, rc, what);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Prepares sql for one call with ?1 bound to id; 0 and *ret, or -errno (logged with what). */
+static int prepare_for(struct store *s, const char *sql, int64_t id, const char *what,
+		       sqlite3_stmt **ret)
+{
+	int r = store_prepare(s, sql, what, ret);
+
+	if (r == 0)
+		sqlite3_bind_int64(*ret, 1, id);
+	return r;
+}
+
 static void read_sandbox(sqlite3_stmt *st, struct store_sandbox *sb)
 {
 	memset(sb, 0, sizeof(*sb));
@@ -38,11 +61,10 @@ int store_sandbox_list(struct store *s, int (*cb)(const struct store_sandbox *sb
 		"(SELECT max(ts) FROM events WHERE events.sandbox_id = sandboxes.id) "
 		"FROM sandboxes ORDER BY id";
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int rc, r;
 
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare sandbox list");
+	if ((r = store_prepare(s, sql, "prepare sandbox list", &st)) < 0)
+		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_sandbox sb;
 
@@ -53,21 +75,17 @@ int store_sandbox_list(struct store *s, int (*cb)(const struct store_sandbox *sb
 		if (r != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, "list sandboxes");
-	sqlite3_finalize(st);
-	return r;
+	return rows_end(s, st, rc, r, "list sandboxes");
 }
 
 int store_sandbox_find(struct store *s, const char *name, struct store_sandbox *ret)
 {
+	static const char sql[] = "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1";
 	sqlite3_stmt *st;
-	int rc;
+	int rc, r;
 
-	rc = sqlite3_prepare_v2(s->db, "SELECT " SANDBOX_COLUMNS " FROM sandboxes WHERE name = ?1",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare sandbox find");
+	if ((r = store_prepare(s, sql, "prepare sandbox find", &st)) < 0)
+		return r;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
@@ -123,10 +141,7 @@ static int each_event(struct store *s, sqlite3_stmt *st, const char *what,
 		if ((r = cb(&ev, data)) != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, what);
-	sqlite3_finalize(st);
-	return r;
+	return rows_end(s, st, rc, r, what);
 }
 
 /* An event query's columns (read_event's order), its table and the join for the sandbox's name;
@@ -142,7 +157,7 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 {
 	char sql[1024];
 	sqlite3_stmt *st;
-	int rc;
+	int r;
 	int by_step = q->step_lo != EVENT_STEP_NONE;
 
 	/* Values are bound, never spliced; only the choice of clauses varies. A step range scans
@@ -160,9 +175,8 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 			   "sandbox_id = ?1 AND step BETWEEN ?4 AND ?5)"
 			 : "",
 		 q->limit > 0 ? "LIMIT ?6" : "");
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare timeline");
+	if ((r = store_prepare(s, sql, "prepare timeline", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, q->sandbox_id);
 	sqlite3_bind_int64(st, 2, q->after_id > 0 && q->after_ts > q->since ? q->after_ts : q->since);
 	sqlite3_bind_int64(st, 3, q->until > 0 ? q->until : INT64_MAX);
@@ -184,11 +198,10 @@ int store_events_after(struct store *s, int64_t after_id, int64_t limit,
 {
 	static const char sql[] = EVENT_COLUMNS "WHERE e.id > ?1 ORDER BY e.id LIMIT ?2";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare events after");
-	sqlite3_bind_int64(st, 1, after_id);
+	if ((r = prepare_for(s, sql, after_id, "prepare events after", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 2, limit > 0 ? limit : INT64_MAX);
 	return each_event(s, st, "read events after", cb, data);
 }
@@ -202,11 +215,11 @@ int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_p
 	static const char some[] = EVENT_COLUMNS "WHERE e.sandbox_id = ?1 AND "
 				   "substr(e.kind, 1, length(?2)) = ?2 ORDER BY e.id";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, kind_prefix ? some : all, -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare sandbox events");
-	sqlite3_bind_int64(st, 1, sandbox_id);
+	if ((r = prepare_for(s, kind_prefix ? some : all, sandbox_id, "prepare sandbox events",
+			     &st)) < 0)
+		return r;
 	if (kind_prefix)
 		sqlite3_bind_text(st, 2, kind_prefix, -1, SQLITE_TRANSIENT);
 	return each_event(s, st, "read sandbox events", cb, data);
@@ -220,11 +233,10 @@ int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 				  "WHERE e.sandbox_id = ?1 AND e.kind = ?2 AND e.step IS NULL "
 				  "ORDER BY e.ts DESC LIMIT 1";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare latest event");
-	sqlite3_bind_int64(st, 1, sandbox_id);
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare latest event", &st)) < 0)
+		return r;
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	return each_event(s, st, "read latest event", cb, data);
 }
@@ -237,11 +249,10 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 				  "reason FROM detections INDEXED BY detections_by_incident "
 				  "WHERE incident_id = ?1 ORDER BY ts, id";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r = 0;
+	int rc, r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare detections");
-	sqlite3_bind_int64(st, 1, incident_id);
+	if ((r = prepare_for(s, sql, incident_id, "prepare detections", &st)) < 0)
+		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_detection_row det = { 0 };
 
@@ -257,10 +268,7 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 		if ((r = cb(&det, data)) != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, "read detections");
-	sqlite3_finalize(st);
-	return r;
+	return rows_end(s, st, rc, r, "read detections");
 }
 
 int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t until,
@@ -272,11 +280,10 @@ int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t unti
 		"WHERE sandbox_id = ?1 AND coalesce(end_ts, start_ts, 0) >= ?2 "
 		"AND coalesce(start_ts, end_ts, 0) < ?3 ORDER BY step, call_id";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), r = 0;
+	int rc, r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare steps");
-	sqlite3_bind_int64(st, 1, sandbox_id);
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare steps", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 2, since);
 	sqlite3_bind_int64(st, 3, until > 0 ? until : INT64_MAX);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -295,16 +302,13 @@ int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t unti
 		if ((r = cb(&row, data)) != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_error(s, rc, "read steps");
-	sqlite3_finalize(st);
-	return r;
+	return rows_end(s, st, rc, r, "read steps");
 }
 
 int store_max_id(struct store *s, const char *table, int64_t *ret)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int rc, r;
 
 	static const char *const sql[][2] = {
 		{ "events", "SELECT coalesce(max(id), 0) FROM events" },
@@ -318,9 +322,8 @@ int store_max_id(struct store *s, const char *table, int64_t *ret)
 		;
 	if (i == ARRAY_SIZE(sql))
 		return -EINVAL;
-	rc = sqlite3_prepare_v2(s->db, sql[i][1], -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare max id");
+	if ((r = store_prepare(s, sql[i][1], "prepare max id", &st)) < 0)
+		return r;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*ret = sqlite3_column_int64(st, 0);
@@ -330,15 +333,13 @@ int store_max_id(struct store *s, const char *table, int64_t *ret)
 
 int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret)
 {
+	const char *sql = sandbox_id > 0 ? "SELECT count(*) FROM events WHERE sandbox_id = ?1"
+					 : "SELECT count(*) FROM events";
 	sqlite3_stmt *st;
-	int rc;
+	int rc, r;
 
-	rc = sqlite3_prepare_v2(s->db,
-				sandbox_id > 0 ? "SELECT count(*) FROM events WHERE sandbox_id = ?1"
-					       : "SELECT count(*) FROM events",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare count");
+	if ((r = store_prepare(s, sql, "prepare count", &st)) < 0)
+		return r;
 	if (sandbox_id > 0)
 		sqlite3_bind_int64(st, 1, sandbox_id);
 	rc = sqlite3_step(st);
@@ -371,12 +372,10 @@ int store_incident_list(struct store *s, int64_t id,
 		"FROM incidents i JOIN sandboxes s ON s.id = i.sandbox_id "
 		"WHERE ?1 = 0 OR i.id = ?1 ORDER BY i.id DESC";
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int rc, r;
 
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare incident list");
-	sqlite3_bind_int64(st, 1, id);
+	if ((r = prepare_for(s, sql, id, "prepare incident list", &st)) < 0)
+		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_incident inc = { 0 };
 		const unsigned char *t;
@@ -398,21 +397,18 @@ int store_incident_list(struct store *s, int64_t id,
 		if ((r = cb(&inc, data)) != 0)
 			break;
 	}
-	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		r = store_error(s, rc, "list incidents");
-	sqlite3_finalize(st);
-	return r;
+	return rows_end(s, st, rc, r, "list incidents");
 }
 
 int store_policy_get(struct store *s, const char *hash, char **ret)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, "SELECT text FROM policies WHERE hash = ?1", -1, &st,
-				    NULL);
-	int r = -ENOENT;
+	int rc, r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare policy get");
+	if ((r = store_prepare(s, "SELECT text FROM policies WHERE hash = ?1", "prepare policy get",
+			       &st)) < 0)
+		return r;
+	r = -ENOENT;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -426,6 +422,74 @@ int store_policy_get(struct store *s, const char *hash, char **ret)
 	return r;
 }
 
+/* The steps started and not ended yet, as store_open_steps reads them (unordered). */
+struct open_step {
+	int64_t step;
+	char *tool, *fields;
+};
+
+struct open_steps {
+	struct open_step *v;
+	size_t n, cap;
+};
+
+/* Forgets step if it is open: a start seen before, which this row ends or restarts. */
+static void open_steps_forget(struct open_steps *o, int64_t step)
+{
+	size_t i;
+
+	for (i = 0; i < o->n && o->v[i].step != step; i++)
+		;
+	if (i < o->n) {
+		free(o->v[i].tool);
+		free(o->v[i].fields);
+		o->v[i] = o->v[--o->n];
+	}
+}
+
+/* Notes step as open, with copies of tool and fields; 0 or -ENOMEM. */
+static int open_steps_add(struct open_steps *o, int64_t step, const char *tool, const char *fields)
+{
+	struct open_step *e;
+
+	if (o->n == o->cap) {
+		struct open_step *nv;
+
+		o->cap = o->cap ? o->cap * 2 : 16;
+		if (!(nv = realloc(o->v, o->cap * sizeof(*nv))))
+			return -ENOMEM;
+		o->v = nv;
+	}
+	e = &o->v[o->n];
+	e->step = step;
+	e->tool = strdup(tool);
+	e->fields = strdup(fields);
+	if (!e->tool || !e->fields) {
+		free(e->tool);
+		free(e->fields);
+		return -ENOMEM;
+	}
+	o->n++;
+	return 0;
+}
+
+/* Reads the starts and ends of st's rows into o; 0 or -errno. Finalizes st. */
+static int open_steps_read(struct store *s, sqlite3_stmt *st, struct open_steps *o)
+{
+	int rc, r = 0;
+
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t step = sqlite3_column_int64(st, 0);
+		const char *kind = (const char *)sqlite3_column_text(st, 3);
+
+		open_steps_forget(o, step);
+		if (strcmp(kind, "step.start") == 0)
+			r = open_steps_add(o, step, (const char *)sqlite3_column_text(st, 1) ?: "",
+					   (const char *)sqlite3_column_text(st, 2) ?: "{}");
+	}
+	return rows_end(s, st, rc, r, "open steps");
+}
+
 int store_open_steps(struct store *s, int64_t sandbox_id,
 		     int (*cb)(int64_t step, const char *tool, const char *fields, void *data),
 		     void *data)
@@ -435,61 +499,19 @@ int store_open_steps(struct store *s, int64_t sandbox_id,
 		"SELECT step, tool, fields, kind FROM events INDEXED BY events_by_sandbox_ts "
 		"WHERE sandbox_id = ?1 AND source = 'enforcer' AND kind IN ('step.start', 'step.end') "
 		"AND step IS NOT NULL ORDER BY ts, id";
-	struct open {
-		int64_t step;
-		char *tool, *fields;
-	} *v = NULL;
-	size_t n = 0, cap = 0;
+	struct open_steps o = { 0 };
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int r;
 
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare open steps");
-	sqlite3_bind_int64(st, 1, sandbox_id);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t step = sqlite3_column_int64(st, 0);
-		const char *kind = (const char *)sqlite3_column_text(st, 3);
-		size_t i;
-
-		for (i = 0; i < n && v[i].step != step; i++)
-			;
-		if (i < n) { /* a start seen before: this one ends it, or restarts it */
-			free(v[i].tool);
-			free(v[i].fields);
-			v[i] = v[--n];
-		}
-		if (strcmp(kind, "step.start") != 0)
-			continue;
-		if (n == cap) {
-			struct open *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv) {
-				r = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[n].step = step;
-		v[n].tool = strdup((const char *)sqlite3_column_text(st, 1) ?: "");
-		v[n].fields = strdup((const char *)sqlite3_column_text(st, 2) ?: "{}");
-		if (!v[n].tool || !v[n].fields) {
-			free(v[n].tool);
-			free(v[n].fields);
-			r = -ENOMEM;
-			break;
-		}
-		n++;
-	}
-	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		r = store_error(s, rc, "open steps");
-	sqlite3_finalize(st);
-	for (size_t i = 0; i < n; i++) {
+	if ((r = prepare_for(s, sql, sandbox_id, "prepare open steps", &st)) < 0)
+		return r;
+	r = open_steps_read(s, st, &o);
+	for (size_t i = 0; i < o.n; i++) {
 		if (r == 0)
-			r = cb(v[i].step, v[i].tool, v[i].fields, data);
-		free(v[i].tool);
-		free(v[i].fields);
+			r = cb(o.v[i].step, o.v[i].tool, o.v[i].fields, data);
+		free(o.v[i].tool);
+		free(o.v[i].fields);
 	}
-	free(v);
+	free(o.v);
 	return r;
 }

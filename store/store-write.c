@@ -242,16 +242,15 @@ int store_sandbox_put(struct store *s, const struct store_sandbox *sb)
 
 int store_action_insert(struct store *s, const struct store_action *a, int64_t *ret_id)
 {
+	static const char sql[] = "INSERT INTO actions (ts, sandbox_id, kind, requested_by, "
+				  "detection_id, incident_id, latency_ns, result, reason) "
+				  "VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0), "
+				  "NULLIF(?7, -1), ?8, ?9)";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "INSERT INTO actions (ts, sandbox_id, kind, requested_by, "
-				    "detection_id, incident_id, latency_ns, result, reason) "
-				    "VALUES (?1, ?2, ?3, ?4, NULLIF(?5, 0), NULLIF(?6, 0), "
-				    "NULLIF(?7, -1), ?8, ?9)",
-				    -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare action insert");
+	if ((r = store_prepare(s, sql, "prepare action insert", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, a->ts);
 	sqlite3_bind_int64(st, 2, a->sandbox_id);
 	sqlite3_bind_text(st, 3, a->kind, -1, SQLITE_STATIC);
@@ -261,10 +260,8 @@ int store_action_insert(struct store *s, const struct store_action *a, int64_t *
 	sqlite3_bind_int64(st, 7, a->latency_ns);
 	sqlite3_bind_text(st, 8, a->result, -1, SQLITE_STATIC);
 	store_bind_text_or_null(st, 9, a->reason[0] ? a->reason : NULL);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return store_error(s, rc, "insert action");
+	if ((r = store_step_done(s, st, "insert action")) < 0)
+		return r;
 	if (ret_id)
 		*ret_id = sqlite3_last_insert_rowid(s->db);
 	return 0;
@@ -273,15 +270,14 @@ int store_action_insert(struct store *s, const struct store_action *a, int64_t *
 int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts, int64_t end_ts,
 			  const char *severity, const char *summary, int64_t *ret_id)
 {
+	static const char sql[] = "INSERT INTO incidents (sandbox_id, opened_ts, start_ts, end_ts, "
+				  "severity, state, summary) VALUES (?1, ?2, ?2, ?3, ?4, "
+				  "CASE WHEN ?3 IS NULL THEN 'open' ELSE 'closed' END, ?5)";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "INSERT INTO incidents (sandbox_id, opened_ts, start_ts, end_ts, "
-				    "severity, state, summary) VALUES (?1, ?2, ?2, ?3, ?4, "
-				    "CASE WHEN ?3 IS NULL THEN 'open' ELSE 'closed' END, ?5)",
-				    -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare incident insert");
+	if ((r = store_prepare(s, sql, "prepare incident insert", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, sandbox_id);
 	sqlite3_bind_int64(st, 2, start_ts);
 	if (end_ts > 0)
@@ -290,29 +286,34 @@ int store_incident_insert(struct store *s, int64_t sandbox_id, int64_t start_ts,
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_text(st, 4, severity, -1, SQLITE_STATIC);
 	store_bind_text_or_null(st, 5, summary);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return store_error(s, rc, "insert incident");
+	if ((r = store_step_done(s, st, "insert incident")) < 0)
+		return r;
 	*ret_id = sqlite3_last_insert_rowid(s->db);
 	return 0;
 }
 
-int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
+/*
+ * Runs sql, a write of two ids (?1 a, ?2 b); 0 or -errno (logged with prepare_what if it could not
+ * be prepared, else with what).
+ */
+static int write_ids(struct store *s, const char *sql, int64_t a, int64_t b,
+		     const char *prepare_what, const char *what)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
-				    "VALUES (?1, ?2)",
-				    -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare incident link");
-	sqlite3_bind_int64(st, 1, incident_id);
-	sqlite3_bind_int64(st, 2, event_id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "link incident event");
+	if ((r = store_prepare(s, sql, prepare_what, &st)) < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	return store_step_done(s, st, what);
+}
+
+int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
+{
+	return write_ids(s, "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
+			    "VALUES (?1, ?2)",
+			 incident_id, event_id, "prepare incident link", "link incident event");
 }
 
 /* Opens incident det->incident_id, or raises its severity to det's if that is higher. */
@@ -327,34 +328,31 @@ static int incident_upsert(struct store *s, const struct store_detection *det, i
 		"VALUES (?1, ?2, ?4, ?4, ?3, 'open', ?5)",
 	};
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql[create ? 1 : 0], -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare incident");
+	if ((r = store_prepare(s, sql[create ? 1 : 0], "prepare incident", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, det->incident_id);
 	sqlite3_bind_int64(st, 2, det->sandbox_id);
 	sqlite3_bind_text(st, 3, det->severity, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, det->ts);
 	sqlite3_bind_text(st, 5, det->reason, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "incident");
+	return store_step_done(s, st, "incident");
 }
 
 int store_detection_insert(struct store *s, const struct store_detection *det, int create_incident)
 {
+	static const char sql[] =
+		"INSERT INTO detections (id, ts, sandbox_id, step, rule, severity, policy_hash, "
+		"incident_id, event_ids, reason) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULLIF(?8, 0), ?9, ?10)";
 	sqlite3_stmt *st;
-	int rc, r;
+	int r;
 
 	if (det->incident_id > 0 && (r = incident_upsert(s, det, create_incident)) < 0)
 		return r;
-	rc = sqlite3_prepare_v2(s->db,
-				"INSERT INTO detections (id, ts, sandbox_id, step, rule, severity, "
-				"policy_hash, incident_id, event_ids, reason) VALUES (?1, ?2, ?3, ?4, "
-				"?5, ?6, ?7, NULLIF(?8, 0), ?9, ?10)",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare detection insert");
+	if ((r = store_prepare(s, sql, "prepare detection insert", &st)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, det->id);
 	sqlite3_bind_int64(st, 2, det->ts);
 	sqlite3_bind_int64(st, 3, det->sandbox_id);
@@ -368,10 +366,8 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 	sqlite3_bind_int64(st, 8, det->incident_id);
 	sqlite3_bind_text(st, 9, det->event_ids, -1, SQLITE_STATIC);
 	store_bind_text_or_null(st, 10, det->reason[0] ? det->reason : NULL);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return store_error(s, rc, "insert detection");
+	if ((r = store_step_done(s, st, "insert detection")) < 0)
+		return r;
 	if (det->incident_id <= 0)
 		return 0;
 	/* The triggering events stay with the incident (retention keeps them). */
@@ -392,37 +388,24 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 
 int store_incident_close(struct store *s, int64_t id, int64_t end_ts)
 {
-	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "UPDATE incidents SET end_ts = ?2, state = 'closed' "
-				    "WHERE id = ?1 AND state = 'open'",
-				    -1, &st, NULL);
-
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare incident close");
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, end_ts);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "close incident");
+	return write_ids(s, "UPDATE incidents SET end_ts = ?2, state = 'closed' "
+			    "WHERE id = ?1 AND state = 'open'",
+			 id, end_ts, "prepare incident close", "close incident");
 }
 
 int store_policy_put(struct store *s, const char *hash, const char *name, const char *text,
 		     int64_t ts)
 {
+	static const char sql[] = "INSERT OR IGNORE INTO policies (hash, name, text, first_ts) "
+				  "VALUES (?1, ?2, ?3, ?4)";
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db,
-				    "INSERT OR IGNORE INTO policies (hash, name, text, first_ts) "
-				    "VALUES (?1, ?2, ?3, ?4)",
-				    -1, &st, NULL);
+	int r;
 
-	if (rc != SQLITE_OK)
-		return store_error(s, rc, "prepare policy insert");
+	if ((r = store_prepare(s, sql, "prepare policy insert", &st)) < 0)
+		return r;
 	sqlite3_bind_text(st, 1, hash, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, text, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, ts);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : store_error(s, rc, "insert policy");
+	return store_step_done(s, st, "insert policy");
 }

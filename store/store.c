@@ -141,6 +141,25 @@ int store_exec(struct store *s, const char *sql)
 	return rc == SQLITE_OK ? 0 : store_error(s, rc, sql);
 }
 
+int store_prepare(struct store *s, const char *sql, const char *what, sqlite3_stmt **ret)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, what);
+	*ret = st;
+	return 0;
+}
+
+int store_step_done(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : store_error(s, rc, what);
+}
+
 int store_query_int(struct store *s, const char *sql, int64_t *ret)
 {
 	sqlite3_stmt *st;
@@ -239,13 +258,11 @@ static int migrate(struct store *s, int target)
 	return 0;
 }
 
-static int open_internal(const char *path, enum store_mode mode, int target, struct store **ret)
+/* A store not yet opened, for path in mode; 0 and *ret, or -ENOMEM. */
+static int alloc_store(const char *path, enum store_mode mode, struct store **ret)
 {
-	struct store *s;
-	int64_t version = 0, app_id = 0;
-	int flags, rc, r;
+	struct store *s = calloc(1, sizeof(*s));
 
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->mode = mode;
@@ -254,74 +271,99 @@ static int open_internal(const char *path, enum store_mode mode, int target, str
 		free(s);
 		return -ENOMEM;
 	}
-	flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
-	if (mode == STORE_READ_ONLY) {
+	*ret = s;
+	return 0;
+}
+
+/* Opens s's database file; 0 or -errno. */
+static int open_db(struct store *s)
+{
+	int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, rc;
+
+	if (s->mode == STORE_READ_ONLY) {
 		/* SQLite would happily open a missing file read-only and show no tables. */
-		if (access(path, F_OK) < 0) {
-			r = -errno;
-			store_close(s);
-			return r;
-		}
+		if (access(s->path, F_OK) < 0)
+			return -errno;
 		flags |= SQLITE_OPEN_READONLY;
 	} else {
 		flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	}
-	rc = sqlite3_open_v2(path, &s->db, flags, NULL);
-	if (rc != SQLITE_OK) {
-		r = store_error(s, rc, "open");
-		store_close(s);
-		return r;
-	}
+	rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
+	if (rc != SQLITE_OK)
+		return store_error(s, rc, "open");
 	sqlite3_busy_timeout(s->db, 5000);
 	sqlite3_extended_result_codes(s->db, 1);
+	return 0;
+}
+
+/* Reads the schema version into s->version, refusing a database not ours or newer; 0 or -errno. */
+static int read_version(struct store *s)
+{
+	int64_t version = 0, app_id = 0;
+	int r;
 
 	if ((r = store_query_int(s, "PRAGMA user_version", &version)) < 0 ||
 	    (r = store_query_int(s, "PRAGMA application_id", &app_id)) < 0 ||
 	    (r = check_identity(s, app_id)) < 0)
-		goto fail;
+		return r;
 	s->version = (int)version;
-	if (version > store_latest_version()) {
-		log_error("%s: database schema version %lld is newer than this Firebreak knows "
-			  "(%d); use a newer Firebreak or another database",
-			  path, (long long)version, store_latest_version());
-		r = -EPROTO;
-		goto fail;
-	}
-	if (mode == STORE_READ_ONLY) {
-		if (version != store_latest_version()) {
-			log_error("%s: database schema version %lld is older than %d; start firebreakd "
-				  "on it once to upgrade it",
-				  path, (long long)version, store_latest_version());
-			r = -EPROTO;
-			goto fail;
-		}
-		/* Sorts and temporary tables in memory: a reader in a jail (the HTTP child) has no
-		 * file system to spill to. */
-		if ((r = store_exec(s, "PRAGMA temp_store = MEMORY")) < 0)
-			goto fail;
-		*ret = s;
-		return 0;
-	}
+	if (version > store_latest_version())
+		return log_error("%s: database schema version %lld is newer than this Firebreak "
+				 "knows (%d); use a newer Firebreak or another database",
+				 s->path, (long long)version, store_latest_version()),
+		       -EPROTO;
+	return 0;
+}
+
+/* A reader takes the schema as it is: only the latest; 0 or -errno. */
+static int setup_reader(struct store *s)
+{
+	if (s->version != store_latest_version())
+		return log_error("%s: database schema version %lld is older than %d; start "
+				 "firebreakd on it once to upgrade it",
+				 s->path, (long long)s->version, store_latest_version()),
+		       -EPROTO;
+	/* Sorts and temporary tables in memory: a reader in a jail (the HTTP child) has no
+	 * file system to spill to. */
+	return store_exec(s, "PRAGMA temp_store = MEMORY");
+}
+
+/* The writer's settings, then the schema migrated up to target; 0 or -errno. */
+static int setup_writer(struct store *s, int target)
+{
+	int r;
 
 	/* Both must be chosen before the first table exists. auto_vacuum lets retention hand pages
 	 * back to the file system with incremental_vacuum instead of a full VACUUM; 16 KiB pages
 	 * made the writer 10-15% faster than 4 KiB (bench/bench_writer). */
-	if (version == 0 && ((r = store_exec(s, "PRAGMA page_size = 16384")) < 0 ||
-			     (r = store_exec(s, "PRAGMA auto_vacuum = INCREMENTAL")) < 0))
-		goto fail;
+	if (s->version == 0 && ((r = store_exec(s, "PRAGMA page_size = 16384")) < 0 ||
+				(r = store_exec(s, "PRAGMA auto_vacuum = INCREMENTAL")) < 0))
+		return r;
 	if ((r = store_exec(s, "PRAGMA journal_mode = WAL")) < 0 ||
 	    (r = store_exec(s, "PRAGMA synchronous = FULL")) < 0 ||
 	    (r = store_exec(s, "PRAGMA cache_size = -8192")) < 0 ||
 	    (r = store_exec(s, "PRAGMA temp_store = MEMORY")) < 0 || (r = migrate(s, target)) < 0)
-		goto fail;
+		return r;
 	/* The store holds what sandboxes did: readable by root (and the firebreak group) only. */
-	if (strcmp(path, ":memory:") != 0 && chmod(path, 0640) < 0)
-		log_warn_errno(-errno, "chmod %s", path);
+	if (strcmp(s->path, ":memory:") != 0 && chmod(s->path, 0640) < 0)
+		log_warn_errno(-errno, "chmod %s", s->path);
+	return 0;
+}
+
+static int open_internal(const char *path, enum store_mode mode, int target, struct store **ret)
+{
+	struct store *s;
+	int r;
+
+	if ((r = alloc_store(path, mode, &s)) < 0)
+		return r;
+	if ((r = open_db(s)) < 0 || (r = read_version(s)) < 0 ||
+	    (r = mode == STORE_READ_ONLY ? setup_reader(s) : setup_writer(s, target)) < 0) {
+		store_close(s);
+		return r;
+	}
 	*ret = s;
 	return 0;
-fail:
-	store_close(s);
-	return r;
 }
 
 int store_open(const char *path, enum store_mode mode, struct store **ret)

@@ -121,70 +121,109 @@ static const char *result_text(int result)
 	}
 }
 
-/* Applies ops[0..n) in one transaction and queues their completions. */
-static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
+/* A run of plain events goes in several rows per statement, at most this many. */
+#define BATCH_EVENT_RUN 256
+
+/* What one batch did, for the counters: events appended, ops failed, events among them. */
+struct batch_tally {
+	uint64_t events, failed, lost;
+};
+
+/* Whether op, applied with result, appended an event. */
+static int appended_event(const struct writer_op *op, int result)
 {
-	_cleanup_free_ int *results = calloc(n, sizeof(int));
-	uint64_t events = 0, failed = 0, lost = 0, t0 = time_mono_ns();
+	if (op->type == WRITER_OP_TRACE)
+		return result == STORE_TRACE_NEW;
+	return (op->type == WRITER_OP_EVENT || op->type == WRITER_OP_ACTION ||
+		op->type == WRITER_OP_VERDICT || op->type == WRITER_OP_INCIDENT_CLOSE) &&
+	       result == 0;
+}
+
+/*
+ * A run of two or more plain events at the start of ops[0..n) goes in several rows per statement:
+ * returns how many ops it took (0: no such run), each one's result in results, and sets *ret_r to
+ * the insert's.
+ */
+static size_t apply_event_run(struct writer *w, struct writer_op *ops, size_t n, int *results,
+			      struct batch_tally *t, int *ret_r)
+{
+	struct event *evs[BATCH_EVENT_RUN];
+	size_t run = 0;
 	int r;
 
-	if (!results)
-		abort(); /* cannot even say what happened; a later restart re-adopts */
-	r = store_begin(w->store);
+	while (run < n && ops[run].type == WRITER_OP_EVENT && run < BATCH_EVENT_RUN) {
+		evs[run] = &ops[run].ev;
+		run++;
+	}
+	if (run < 2)
+		return 0;
+	r = store_events_insert(w->store, evs, run);
+	for (size_t j = 0; j < run; j++)
+		results[j] = r;
+	if (r == 0)
+		t->events += run;
+	*ret_r = r;
+	return run;
+}
+
+/*
+ * Applies ops[0..n) inside the open transaction, each op's result in results; 0, or the error
+ * that makes the transaction no longer trustworthy (the rest are then not applied).
+ */
+static int apply_ops(struct writer *w, struct writer_op *ops, size_t n, int *results,
+		     struct batch_tally *t)
+{
+	int r = 0;
+
 	for (size_t i = 0; i < n && r == 0; i++) {
-		/* A run of plain events goes in several rows per statement. */
-		size_t run = 0;
+		size_t run = apply_event_run(w, ops + i, n - i, results + i, t, &r);
 
-		while (i + run < n && ops[i + run].type == WRITER_OP_EVENT && run < 256)
-			run++;
-		if (run >= 2) {
-			struct event *evs[256];
-
-			for (size_t j = 0; j < run; j++)
-				evs[j] = &ops[i + j].ev;
-			r = store_events_insert(w->store, evs, run);
-			for (size_t j = 0; j < run; j++)
-				results[i + j] = r;
-			if (r == 0)
-				events += run;
+		if (run > 0) {
 			i += run - 1;
 			continue;
 		}
 		results[i] = apply(w, &ops[i]);
 		if (results[i] == -EIO || results[i] == -ENOSPC || results[i] == -ENOMEM)
 			r = results[i]; /* the transaction is no longer trustworthy */
-		else if (((ops[i].type == WRITER_OP_EVENT || ops[i].type == WRITER_OP_ACTION ||
-			   ops[i].type == WRITER_OP_VERDICT ||
-			   ops[i].type == WRITER_OP_INCIDENT_CLOSE) &&
-			  results[i] == 0) ||
-			 (ops[i].type == WRITER_OP_TRACE && results[i] == STORE_TRACE_NEW))
-			events++;
+		else if (appended_event(&ops[i], results[i]))
+			t->events++;
 	}
-	if (r == 0)
-		r = store_commit(w->store);
-	if (r < 0) {
-		store_rollback(w->store);
-		log_errno(r, "store batch of %zu operations not committed", n);
-		for (size_t i = 0; i < n; i++) {
-			if (ops[i].type != WRITER_OP_REPLY) {
-				results[i] = r;
-				failed++;
-				lost += ops[i].type != WRITER_OP_SANDBOX;
-			}
-		}
-		events = 0;
-	}
+	return r;
+}
 
-	pthread_mutex_lock(&w->lock);
+/* After a failed commit: every op but a reply failed with r, and no event was appended. */
+static void fail_ops(const struct writer_op *ops, size_t n, int r, int *results,
+		     struct batch_tally *t)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].type != WRITER_OP_REPLY) {
+			results[i] = r;
+			t->failed++;
+			t->lost += ops[i].type != WRITER_OP_SANDBOX;
+		}
+	}
+	t->events = 0;
+}
+
+/* Adds one batch of n ops, committed (r 0) or not, to the counters; under w->lock. */
+static void count_batch(struct writer *w, size_t n, int r, const struct batch_tally *t,
+			uint64_t t0)
+{
 	w->in_batch -= n;
-	w->stats.ops += n - failed;
-	w->stats.events += events;
-	w->stats.failed_ops += failed;
-	w->stats.lost_events += lost;
+	w->stats.ops += n - t->failed;
+	w->stats.events += t->events;
+	w->stats.failed_ops += t->failed;
+	w->stats.lost_events += t->lost;
 	w->stats.batches += r == 0;
 	w->stats.busy_ns += time_mono_ns() - t0;
 	if (n > w->stats.max_batch)
 		w->stats.max_batch = n;
+}
+
+/* Queues a completion for each op of ops[0..n) that asked for one, in order; under w->lock. */
+static void queue_completions(struct writer *w, struct writer_op *ops, size_t n,
+			      const int *results)
+{
 	if (grow((void **)&w->done.v, &w->done.cap, w->done.n + n, sizeof(*w->done.v)) < 0)
 		abort();
 	for (size_t i = 0; i < n; i++) {
@@ -202,6 +241,35 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 							      : result_text(results[i]));
 		}
 	}
+}
+
+/*
+ * Applies ops[0..n) in one transaction and queues their completions once it is committed or
+ * rolled back: a success is only ever completed after the commit, so it means the op is durable.
+ */
+static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
+{
+	_cleanup_free_ int *results = calloc(n, sizeof(int));
+	struct batch_tally t = { 0 };
+	uint64_t t0 = time_mono_ns();
+	int r;
+
+	if (!results)
+		abort(); /* cannot even say what happened; a later restart re-adopts */
+	r = store_begin(w->store);
+	if (r == 0)
+		r = apply_ops(w, ops, n, results, &t);
+	if (r == 0)
+		r = store_commit(w->store);
+	if (r < 0) {
+		store_rollback(w->store);
+		log_errno(r, "store batch of %zu operations not committed", n);
+		fail_ops(ops, n, r, results, &t);
+	}
+
+	pthread_mutex_lock(&w->lock);
+	count_batch(w, n, r, &t, t0);
+	queue_completions(w, ops, n, results);
 	pthread_mutex_unlock(&w->lock);
 	for (size_t i = 0; i < n; i++)
 		writer_op_clear(&ops[i]);

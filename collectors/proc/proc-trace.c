@@ -94,15 +94,13 @@ int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 			log_warn("process tracer: no unix socket hooks on this kernel (Linux 6.7 has "
 				 "them): the monitor's sockets asked for are not seen");
 	}
-	if (r < 0 || (r = proc_trace__attach(t->skel)) < 0) {
+	if (r < 0) {
 		log_errno(r, "process tracer: load and attach");
 		goto fail;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
-	if (!t->rb) {
-		r = log_errno(-errno, "process tracer: ring buffer");
+	if ((r = bpf_collector_attach(t->skel->skeleton, t->skel->maps.events, on_record, t,
+				      "process tracer", &t->rb)) < 0)
 		goto fail;
-	}
 	*ret = t;
 	return 0;
 fail:

@@ -38,15 +38,13 @@ int syscall_tracer_new(uint64_t cgid, unsigned level, struct syscall_tracer **re
 	}
 	t->skel->rodata->sandbox_cgid = cgid;
 	t->skel->rodata->sandbox_level = level;
-	if ((r = syscall_trace__load(t->skel)) < 0 || (r = syscall_trace__attach(t->skel)) < 0) {
+	if ((r = syscall_trace__load(t->skel)) < 0) {
 		log_errno(r, "syscall recorder: load and attach");
 		goto fail;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.sys_events), on_record, t, NULL);
-	if (!t->rb) {
-		r = log_errno(-errno, "syscall recorder: ring buffer");
+	if ((r = bpf_collector_attach(t->skel->skeleton, t->skel->maps.sys_events, on_record, t,
+				      "syscall recorder", &t->rb)) < 0)
 		goto fail;
-	}
 	*ret = t;
 	return 0;
 fail:

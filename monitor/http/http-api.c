@@ -565,27 +565,42 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 			    reply);
 }
 
-/* Trace lines in the body, one per line, judged by the core as on the trace socket; the reply has
- * one line per trace line, numbered by its line in the body. */
-static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *conn,
-				  const struct request *rq)
-{
-	const char **lines = calloc(TRACE_LINES_MAX, sizeof(*lines));
-	size_t *lens = calloc(TRACE_LINES_MAX, sizeof(*lens)), n = 0;
-	size_t *linenos = calloc(TRACE_LINES_MAX, sizeof(*linenos));
-	char **replies = calloc(TRACE_LINES_MAX, sizeof(*replies));
-	struct strbuf out = { 0 };
-	size_t lineno = 0;
-	unsigned status = 200;
-	int r = 0;
+/* A trace body split into its lines for the core (at most TRACE_LINES_MAX), and the replies. */
+struct trace_lines {
+	const char **lines;
+	size_t *lens;
+	size_t *linenos; /* each line's number in the body, blank ones counted */
+	char **replies;
+	size_t n;
+};
 
-	if (!lines || !lens || !linenos || !replies) {
-		status = 500;
-		goto done;
-	}
-	for (size_t off = 0; off < rq->len;) {
-		const char *p = rq->body + off, *nl = memchr(p, '\n', rq->len - off);
-		size_t l = nl ? (size_t)(nl - p) : rq->len - off;
+static int trace_lines_alloc(struct trace_lines *t)
+{
+	t->lines = calloc(TRACE_LINES_MAX, sizeof(*t->lines));
+	t->lens = calloc(TRACE_LINES_MAX, sizeof(*t->lens));
+	t->linenos = calloc(TRACE_LINES_MAX, sizeof(*t->linenos));
+	t->replies = calloc(TRACE_LINES_MAX, sizeof(*t->replies));
+	return t->lines && t->lens && t->linenos && t->replies ? 0 : -ENOMEM;
+}
+
+static void trace_lines_free(struct trace_lines *t)
+{
+	for (size_t i = 0; t->replies && i < t->n; i++)
+		free(t->replies[i]);
+	free(t->lines);
+	free(t->lens);
+	free(t->linenos);
+	free(t->replies);
+}
+
+/* Splits body at newlines (CRLF too), leaving out blank lines; the HTTP status for it. */
+static unsigned trace_lines_split(struct trace_lines *t, const char *body, size_t len)
+{
+	size_t lineno = 0;
+
+	for (size_t off = 0; off < len;) {
+		const char *p = body + off, *nl = memchr(p, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - p) : len - off;
 
 		off += l + (nl ? 1 : 0);
 		lineno++;
@@ -593,63 +608,83 @@ static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *
 			l--;
 		if (l == 0)
 			continue;
-		if (n == TRACE_LINES_MAX) {
-			status = 413;
-			goto done;
-		}
-		lines[n] = p;
-		lens[n] = l;
-		linenos[n++] = lineno;
+		if (t->n == TRACE_LINES_MAX)
+			return 413;
+		t->lines[t->n] = p;
+		t->lens[t->n] = l;
+		t->linenos[t->n++] = lineno;
 	}
-	if (n == 0) {
-		status = 400;
-		goto done;
-	}
-	r = channel_call(hc->chan, "trace", lines, lens, n, replies);
-	for (size_t i = 0; i < n; i++) {
-		json_t *rep = replies[i] ? json_loads(replies[i], 0, NULL) : NULL;
-		char *t;
+	return t->n == 0 ? 400 : 200;
+}
 
-		/* The core numbers lines on its channel; the client knows its body's. */
-		if (json_is_object(rep))
-			json_object_set_new(rep, "line", json_integer((json_int_t)linenos[i]));
-		else {
-			json_decref(rep);
-			rep = json_pack("{s:b, s:I, s:s, s:s}", "ok", 0, "line",
-					(json_int_t)linenos[i], "error",
-					r == -ETIMEDOUT ? "the monitor did not answer in time"
-							: "the monitor is not reachable",
-					"class", "unavailable");
-		}
-		t = rep ? json_dumps(rep, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+/*
+ * Appends line i's reply to out, numbered as the client's body numbers it; a line the core did
+ * not answer (r: the channel's error) gets an "unavailable" reply of its own.
+ */
+static void trace_reply(const struct trace_lines *t, size_t i, int r, struct strbuf *out)
+{
+	json_t *rep = t->replies[i] ? json_loads(t->replies[i], 0, NULL) : NULL;
+	char *text;
+
+	/* The core numbers lines on its channel; the client knows its body's. */
+	if (json_is_object(rep))
+		json_object_set_new(rep, "line", json_integer((json_int_t)t->linenos[i]));
+	else {
 		json_decref(rep);
-		strbuf_str(&out, t ? t : "{\"ok\":false}");
-		strbuf_add(&out, "\n", 1);
-		free(t);
+		rep = json_pack("{s:b, s:I, s:s, s:s}", "ok", 0, "line", (json_int_t)t->linenos[i],
+				"error",
+				r == -ETIMEDOUT ? "the monitor did not answer in time"
+						: "the monitor is not reachable",
+				"class", "unavailable");
 	}
-done:
-	for (size_t i = 0; replies && i < n; i++)
-		free(replies[i]);
-	free(lines);
-	free(lens);
-	free(linenos);
-	free(replies);
+	text = rep ? json_dumps(rep, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(rep);
+	strbuf_str(out, text ? text : "{\"ok\":false}");
+	strbuf_add(out, "\n", 1);
+	free(text);
+}
+
+/* The answer to a trace request: status (from splitting it), then r (the channel's result). */
+static enum MHD_Result trace_answer(struct http_child *hc, struct MHD_Connection *conn,
+				    unsigned status, int r, struct strbuf *out)
+{
 	if (status != 200) {
-		free(out.p);
+		free(out->p);
 		return fail(hc, conn, status,
 			    status == 413   ? "at most 10000 trace lines per request"
 			    : status == 400 ? "no trace lines in the body"
 					    : "out of memory");
 	}
-	if (out.oom) {
-		free(out.p);
+	if (out->oom) {
+		free(out->p);
 		return fail(hc, conn, 500, "out of memory");
 	}
 	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
-		free(out.p);
+		free(out->p);
 		return fail(hc, conn, 503, "the monitor is not reachable");
 	}
-	return respond(hc, conn, 200, "application/x-ndjson", out.p, out.len);
+	return respond(hc, conn, 200, "application/x-ndjson", out->p, out->len);
+}
+
+/* Trace lines in the body, one per line, judged by the core as on the trace socket; the reply has
+ * one line per trace line, numbered by its line in the body. */
+static enum MHD_Result post_trace(struct http_child *hc, struct MHD_Connection *conn,
+				  const struct request *rq)
+{
+	struct trace_lines t = { 0 };
+	struct strbuf out = { 0 };
+	unsigned status = 500;
+	int r = 0;
+
+	if (trace_lines_alloc(&t) == 0)
+		status = trace_lines_split(&t, rq->body, rq->len);
+	if (status == 200) {
+		r = channel_call(hc->chan, "trace", t.lines, t.lens, t.n, t.replies);
+		for (size_t i = 0; i < t.n; i++)
+			trace_reply(&t, i, r, &out);
+	}
+	trace_lines_free(&t);
+	return trace_answer(hc, conn, status, r, &out);
 }
 
 static enum MHD_Result get_healthz(struct http_child *hc, struct MHD_Connection *conn)

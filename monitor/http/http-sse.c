@@ -330,55 +330,82 @@ static void sse_free(void *cls)
 	free(c);
 }
 
-/* ?sandbox=NAME&kind=K1,K2,prefix.* ; Last-Event-ID (header, or ?last_event_id=) resumes. */
-struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *conn,
-				  const char **ret_error)
+/* A client of hc's stream, live from now on (its cursor at the newest event); NULL if no memory. */
+static struct sse_client *client_new(struct http_child *hc)
 {
-	const char *sandbox = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sandbox");
-	const char *kind = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "kind");
-	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
 	struct sse_client *c = calloc(1, sizeof(*c));
-	struct MHD_Response *resp;
-	char *end;
 
-	*ret_error = NULL;
 	if (!c || !(c->out = malloc(c->out_cap = SSE_CHUNK * 2 + 64))) {
 		free(c);
 		return NULL;
 	}
-	if (!last)
-		last = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "last_event_id");
 	c->hub = hc->hub;
 	pthread_mutex_lock(&hc->hub->lock);
 	c->cursor = hc->hub->last_id;
 	pthread_mutex_unlock(&hc->hub->lock);
-	if (last) {
-		errno = 0;
-		long long v = strtoll(last, &end, 10);
+	return c;
+}
 
-		if (errno || end == last || *end || v < 0)
-			*ret_error = "Last-Event-ID must be an event id";
-		else
-			c->cursor = v;
-	}
-	if (sandbox && !*ret_error) {
-		if (!event_sandbox_name_valid(sandbox))
-			*ret_error = "sandbox: not a valid sandbox name";
-		else
-			strscpy(c->sandbox, sizeof(c->sandbox), sandbox);
-	}
-	for (const char *k = kind; k && *k && !*ret_error;) {
+/* Resumes c after event id last (Last-Event-ID); NULL, or what is wrong with it. */
+static const char *set_resume(struct sse_client *c, const char *last)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(last, &end, 10);
+	if (errno || end == last || *end || v < 0)
+		return "Last-Event-ID must be an event id";
+	c->cursor = v;
+	return NULL;
+}
+
+/* Sets c's filter to kinds, "K1,K2,prefix.*"; NULL, or what is wrong with it. */
+static const char *set_kinds(struct sse_client *c, const char *kinds)
+{
+	for (const char *k = kinds; *k;) {
 		size_t n = strcspn(k, ",");
 
 		if (c->nkinds == SSE_KINDS_MAX || n == 0 || n > FB_KIND_MAX)
-			*ret_error = "kind: at most 16 kinds, comma-separated";
-		else {
-			memcpy(c->kinds[c->nkinds], k, n);
-			c->kinds[c->nkinds++][n] = '\0';
-		}
+			return "kind: at most 16 kinds, comma-separated";
+		memcpy(c->kinds[c->nkinds], k, n);
+		c->kinds[c->nkinds++][n] = '\0';
 		k += n + (k[n] == ',');
 	}
-	if (*ret_error) {
+	return NULL;
+}
+
+/* Where conn's stream starts and what it shows; NULL, or what is wrong with the request. */
+static const char *set_filter(struct sse_client *c, struct MHD_Connection *conn)
+{
+	const char *sandbox = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sandbox");
+	const char *kind = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "kind");
+	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+	const char *error;
+
+	if (!last)
+		last = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "last_event_id");
+	if (last && (error = set_resume(c, last)))
+		return error;
+	if (sandbox) {
+		if (!event_sandbox_name_valid(sandbox))
+			return "sandbox: not a valid sandbox name";
+		strscpy(c->sandbox, sizeof(c->sandbox), sandbox);
+	}
+	return kind ? set_kinds(c, kind) : NULL;
+}
+
+/* ?sandbox=NAME&kind=K1,K2,prefix.* ; Last-Event-ID (header, or ?last_event_id=) resumes. */
+struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *conn,
+				  const char **ret_error)
+{
+	struct sse_client *c = client_new(hc);
+	struct MHD_Response *resp;
+
+	*ret_error = NULL;
+	if (!c)
+		return NULL;
+	if ((*ret_error = set_filter(c, conn))) {
 		free(c->out);
 		free(c);
 		return NULL;
