@@ -13,11 +13,11 @@ struct config;
 struct counters;
 struct loop;
 struct registry;
-struct writer;
+struct sink;
 
 struct collector_env {
 	struct loop *loop;
-	struct writer *sink;	   /* every event goes here (store/writer.h) */
+	struct sink *sink;	   /* every event goes here (store/sink.h) */
 	struct registry *registry; /* the sandboxes and their steps' cgroups */
 	const struct config *cfg;
 	struct counters *counters; /* each collector's counters are registered here */

@@ -155,7 +155,7 @@ void action_record(struct daemon *d, const struct store_sandbox *sb, const struc
 	if (rq->reason)
 		strscpy(a->reason, sizeof(a->reason), rq->reason);
 	op.action = a;
-	writer_submit(d->writer, &op);
+	sink_submit(d->sink, &op);
 	if (ret_record)
 		*ret_record = f; /* the caller's reference */
 	else

@@ -162,7 +162,7 @@ void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t to
 		writer_op_clear(&wop);
 		return control_refuse(d, ls, token, lineno, "out of memory");
 	}
-	writer_submit(d->writer, &wop);
+	sink_submit(d->sink, &wop);
 }
 
 /* {"op":"event","event":{...}}: one event in the event model, from the enforcer. */
@@ -212,7 +212,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 		event_clear(&wop.ev);
 		return control_refuse(d, ls, token, lineno, "out of memory");
 	}
-	writer_submit(d->writer, &wop);
+	sink_submit(d->sink, &wop);
 }
 
 /* {"op":"trace-syscalls","sandbox":NAME,"on":BOOL}: the flight recorder, an escalation. */

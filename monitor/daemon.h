@@ -14,6 +14,7 @@
 #include "detectors/detect.h"
 #include "store/registry.h"
 #include "trace.h"
+#include "store/sink.h"
 #include "store/writer.h"
 
 enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2, LINESERVER_HTTP = 3 };
@@ -62,7 +63,8 @@ struct daemon {
 	struct resumed_steps *resumed; /* found running at start-up (monitor/adopt.c) */
 	struct watchdog_link *watchdog; /* the link to the watchdog (monitor/watchdog.h) */
 	struct loop *loop;
-	struct writer *writer;
+	struct writer *writer;	     /* the store's writer thread (store/writer.h) */
+	struct sink *sink;	     /* where every event goes: ids, the stage, the writer */
 	struct registry *registry;
 	struct lineserver *trace;
 	struct lineserver *control;

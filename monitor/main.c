@@ -186,7 +186,7 @@ static void on_writer(struct loop *l, int fd, uint32_t events, void *data)
 	lineserver_flush(d->control);
 	lineserver_flush(d->http);
 	/* Backpressure: reading from clients pauses while the writer's queue is full. */
-	full = writer_full(d->writer);
+	full = sink_full(d->sink);
 	lineserver_pause(d->trace, full);
 	lineserver_pause(d->control, full);
 	lineserver_pause(d->http, full);
@@ -201,7 +201,7 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 	lineserver_tick(d->control);
 	lineserver_tick(d->http);
 	adopt_reap(d); /* an adopted container that ended */
-	if (writer_full(d->writer)) {
+	if (sink_full(d->sink)) {
 		lineserver_pause(d->trace, 1);
 		lineserver_pause(d->control, 1);
 		lineserver_pause(d->http, 1);
@@ -239,7 +239,7 @@ static void on_signal(struct loop *l, int signo, void *data)
 	lineserver_stop_input(d->trace);
 	lineserver_stop_input(d->control);
 	/* writer_stop applies everything queued; then the last acks go out. */
-	writer_stop(d->writer);
+	sink_stop(d->sink);
 	writer_dispatch(d->writer, complete_one, d);
 	lineserver_flush_and_close(d->trace, NSEC_PER_SEC);
 	lineserver_flush_and_close(d->control, NSEC_PER_SEC);
@@ -306,7 +306,7 @@ static int start_servers(struct daemon *d)
  */
 static int start_collectors(struct daemon *d)
 {
-	const struct collector_env env = { .loop = d->loop, .sink = d->writer,
+	const struct collector_env env = { .loop = d->loop, .sink = d->sink,
 					   .registry = d->registry, .cfg = d->cfg,
 					   .counters = d->counters };
 	int r;
@@ -504,6 +504,8 @@ static int load_store(struct daemon *d, struct store *store)
 		return log_errno(r, "running steps");
 	if ((r = writer_new(store, &wc, &d->writer)) < 0)
 		return log_errno(r, "start the store writer");
+	if ((r = sink_new(d->writer, &d->sink)) < 0)
+		return log_errno(r, "the sink");
 	return 0;
 }
 
@@ -556,6 +558,7 @@ static void stop_all(struct daemon *d)
 	verdicts_stop(d);
 	adopt_forget_steps(d); /* if the tracer never started */
 	writer_free(d->writer);
+	sink_free(d->sink);
 	policies_stop(d);
 	registry_free(d->registry);
 	cgroup_collector_free(d->cgroup_stats);

@@ -45,7 +45,7 @@ static int keep(struct daemon *d, const char *hash, const char *name, const char
 		strscpy(op.policy->hash, sizeof(op.policy->hash), hash);
 		strscpy(op.policy->name, sizeof(op.policy->name), name);
 		op.policy->ts = time_now_ns();
-		writer_submit(d->writer, &op);
+		sink_submit(d->sink, &op);
 	}
 	return 0;
 }

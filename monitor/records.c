@@ -16,7 +16,7 @@ void record_sandbox(struct daemon *d, const struct store_sandbox *sb)
 		return;
 	}
 	*wop.sandbox = *sb;
-	writer_submit(d->writer, &wop);
+	sink_submit(d->sink, &wop);
 }
 
 void record_event(struct daemon *d, const struct store_sandbox *sb, const char *kind, json_t *f)
@@ -24,5 +24,5 @@ void record_event(struct daemon *d, const struct store_sandbox *sb, const char *
 	struct writer_op op;
 
 	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
-	writer_submit_event(d->writer, &op, f);
+	sink_submit_event(d->sink, &op, f);
 }

@@ -117,7 +117,7 @@ static void trace_line(struct lineserver *ls, uint64_t token, uint64_t lineno, c
 		return;
 	}
 	op.ev.sandbox_id = sb->id;
-	r = writer_submit(d->writer, &op);
+	r = sink_submit(d->sink, &op);
 	if (r < 0)
 		log_warn_errno(r, "trace: line %llu not queued", (unsigned long long)lineno);
 }

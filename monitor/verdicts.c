@@ -223,7 +223,7 @@ static void record(struct daemon *d, const struct store_sandbox *sb, int64_t inc
 	free(ids_text);
 	op.detection = det;
 	op.create_incident = create;
-	writer_submit(d->writer, &op);
+	sink_submit(d->sink, &op);
 }
 
 /* Acts on one verdict: the action first (kill path), then the record, then the action's record. */
@@ -297,7 +297,7 @@ static void marker(struct daemon *d, const char *sandbox, const char *kind, json
 		return;
 	}
 	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_DETECTOR, kind);
-	writer_submit_event(d->writer, &op, f);
+	sink_submit_event(d->sink, &op, f);
 }
 
 /* A state fed its first event just now: say so (the marker itself is fed next). */
@@ -332,7 +332,7 @@ static void after(void *data)
 
 void verdicts_start(struct daemon *d)
 {
-	writer_set_observer(d->writer, observe, after, d);
+	sink_set_stage(d->sink, observe, after, d);
 }
 
 /* Closes the sandbox's incident: an "incident.closed" event, and its end in the store. */
@@ -347,7 +347,7 @@ static void close_incident(struct daemon *d, const char *sandbox, int64_t id)
 			  "incident.closed");
 	op.type = WRITER_OP_INCIDENT_CLOSE;
 	op.incident_id = id;
-	writer_submit_event(d->writer, &op,
+	sink_submit_event(d->sink, &op,
 			    json_pack("{s:I, s:s}", "incident_id", (json_int_t)id, "reason",
 				      "the sandbox is gone"));
 }
@@ -385,8 +385,8 @@ void verdicts_stop(struct daemon *d)
 
 	if (!vs)
 		return;
-	if (d->writer)
-		writer_set_observer(d->writer, NULL, NULL, NULL);
+	if (d->sink)
+		sink_set_stage(d->sink, NULL, NULL, NULL);
 	while (vs->detect && (sd = hashmap_next(vs->detect, &pos))) {
 		detect_state_free(sd->st);
 		free(sd);

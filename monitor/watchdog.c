@@ -65,7 +65,7 @@ static void recover_one(struct daemon *d, const char *rel, const char *result, c
 	}
 	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
 			  "monitor.outage");
-	writer_submit_event(d->writer, &op,
+	sink_submit_event(d->sink, &op,
 			    json_pack("{s:s, s:I, s:I, s:s}", "reason", reason, "since",
 				      (json_int_t)beat_ts, "until", (json_int_t)time_now_ns(),
 				      "watchdog", result));

@@ -33,12 +33,7 @@ struct writer {
 	int stopping;			  /* under lock */
 	size_t in_batch;		  /* under lock: taken by the thread, not yet completed */
 	struct writer_stats stats;	  /* under lock */
-	int64_t next_event_id;		  /* the submitting thread's only (writer_submit) */
-	int64_t last_event_id;
-	int (*observe)(const struct event *ev, void *data);
-	void (*after)(void *data);
-	void *observer_data;
-	int in_after;
+	int64_t max_event_id;		  /* the store's largest event id when the writer took it */
 };
 
 void writer_op_clear(struct writer_op *op)
@@ -354,13 +349,12 @@ int writer_new(struct store *s, const struct writer_config *cfg, struct writer *
 		return -ENOMEM;
 	w->store = s;
 	w->cfg = *cfg;
-	/* Event ids are given at submission, in order, so that what the daemon derives from an
-	 * event (a verdict) can name it at once; the store takes them as given. */
-	if ((r = store_max_id(s, "events", &w->next_event_id)) < 0) {
+	/* Event ids are given by the sink as events are submitted (store/sink.h), after the
+	 * largest the store has; the store takes them as given. */
+	if ((r = store_max_id(s, "events", &w->max_event_id)) < 0) {
 		free(w);
 		return r;
 	}
-	w->next_event_id++;
 	if (w->cfg.batch_max == 0)
 		w->cfg.batch_max = 4096;
 	pthread_mutex_init(&w->lock, NULL);
@@ -388,19 +382,20 @@ int writer_fd(struct writer *w)
 	return w->efd;
 }
 
+int writer_op_has_event(const struct writer_op *op)
+{
+	return op->type == WRITER_OP_EVENT || op->type == WRITER_OP_TRACE ||
+	       op->type == WRITER_OP_ACTION || op->type == WRITER_OP_VERDICT ||
+	       op->type == WRITER_OP_INCIDENT_CLOSE;
+}
+
 int writer_submit(struct writer *w, struct writer_op *op)
 {
-	int wake, observed = 0;
+	int wake;
 
-	if (op->type == WRITER_OP_EVENT || op->type == WRITER_OP_TRACE ||
-	    op->type == WRITER_OP_ACTION || op->type == WRITER_OP_VERDICT ||
-	    op->type == WRITER_OP_INCIDENT_CLOSE) {
-		op->ev.id = w->next_event_id++;
-		w->last_event_id = op->ev.id;
-		if (w->observe && !w->stopping)
-			observed = w->observe(&op->ev, w->observer_data);
-	}
-
+	/* An event comes with its id (the sink gives them): a store row without one is a bug. */
+	if (writer_op_has_event(op) && op->ev.id <= 0)
+		abort();
 	pthread_mutex_lock(&w->lock);
 	if (w->stopping) {
 		pthread_mutex_unlock(&w->lock);
@@ -415,26 +410,14 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	memset(op, 0, sizeof(*op));
 	if (wake)
 		pthread_cond_signal(&w->cond);
-	if (observed && !w->in_after) {
-		w->in_after = 1;
-		w->after(w->observer_data);
-		w->in_after = 0;
-	}
 	return 0;
 }
 
-void writer_set_observer(struct writer *w, int (*observe)(const struct event *ev, void *data),
-			 void (*after)(void *data), void *data)
+int64_t writer_max_event_id(const struct writer *w)
 {
-	w->observe = observe;
-	w->after = after;
-	w->observer_data = data;
+	return w->max_event_id;
 }
 
-int64_t writer_last_event_id(struct writer *w)
-{
-	return w->last_event_id;
-}
 
 void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,
 		       int64_t step, const char *tool, enum event_source source, const char *kind)
@@ -452,7 +435,7 @@ void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int
 	strscpy(op->ev.kind, sizeof(op->ev.kind), kind);
 }
 
-int writer_submit_event(struct writer *w, struct writer_op *op, json_t *f)
+int writer_op_set_fields(struct writer_op *op, json_t *f)
 {
 	int r = f ? event_set_fields(&op->ev, f) : 0;
 
@@ -461,7 +444,7 @@ int writer_submit_event(struct writer *w, struct writer_op *op, json_t *f)
 		writer_op_clear(op);
 		return -ENOMEM;
 	}
-	return writer_submit(w, op);
+	return 0;
 }
 
 int writer_full(struct writer *w)

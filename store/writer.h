@@ -1,8 +1,10 @@
 /*
- * The batched store writer. The event loop hands it operations; a thread of its own applies them
- * with prepared statements, one transaction per batch (group commit: while one batch commits, the
- * next accumulates), and hands back a completion per operation that asked for one. The loop thus
- * never waits on SQLite or fsync, and a completion means the operation is durable.
+ * The batched store writer. The event loop hands it operations (events through the sink,
+ * store/sink.h, which gives them their ids); a thread of its own applies them with prepared
+ * statements, one transaction per batch (group commit: while one batch commits, the next
+ * accumulates), and hands back a completion per operation that asked for one. The loop thus
+ * never waits on SQLite or fsync, and a completion means the operation is durable. The writer
+ * only writes: it knows nothing of who looks at the events.
  */
 #ifndef FB_WRITER_H
 #define FB_WRITER_H
@@ -83,26 +85,17 @@ int writer_new(struct store *s, const struct writer_config *cfg, struct writer *
 int writer_fd(struct writer *w);
 
 /*
- * Queues op, moving its contents (op is left empty); an op that appends an event gives it the
- * next event id. Never blocks on the store. Returns 0, or
- * -ESHUTDOWN once writer_stop() has been called (op is then cleared).
+ * Queues op, moving its contents (op is left empty); an op that appends an event must carry its
+ * id (the sink's). Never blocks on the store. Returns 0, or -ESHUTDOWN once writer_stop() has
+ * been called (op is then cleared).
  */
 int writer_submit(struct writer *w, struct writer_op *op);
 
-/*
- * Someone who sees every event as it is queued (the detectors), on the submitting thread:
- * observe(ev) before the op is queued (ev is complete, its id given), and, if observe returned
- * non-zero, after(data) once it is queued (after may submit ops of its own; those are observed
- * too, but never trigger after again while it runs).
- */
-void writer_set_observer(struct writer *w, int (*observe)(const struct event *ev, void *data),
-			 void (*after)(void *data), void *data);
+/* Whether op appends an event (and so needs an id). */
+int writer_op_has_event(const struct writer_op *op);
 
-/*
- * The id the event of the op last queued got (writer_submit gives ids in submission order; call it
- * from the submitting thread, right after).
- */
-int64_t writer_last_event_id(struct writer *w);
+/* The largest event id the store held when the writer took it (ids go on after it). */
+int64_t writer_max_event_id(const struct writer *w);
 
 /*
  * Starts op as an event of sandbox sb, the one way every collector fills the common fields:
@@ -111,11 +104,8 @@ int64_t writer_last_event_id(struct writer *w);
 void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,
 		       int64_t step, const char *tool, enum event_source source, const char *kind);
 
-/*
- * Sets op's fields from f (taking the reference; NULL: none) and queues it. 0, -ENOMEM if the
- * fields could not be set (op is then cleared), or writer_submit's error.
- */
-int writer_submit_event(struct writer *w, struct writer_op *op, json_t *f);
+/* Sets op's fields from f (taking the reference; NULL: none). 0, or -ENOMEM (op is cleared). */
+int writer_op_set_fields(struct writer_op *op, json_t *f);
 
 /* Whether queue_max or more operations are waiting: producers should pause. */
 int writer_full(struct writer *w);

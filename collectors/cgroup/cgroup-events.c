@@ -18,7 +18,7 @@
 #include "loop.h"
 #include "store/registry.h"
 #include "timeutil.h"
-#include "store/writer.h"
+#include "store/sink.h"
 
 /* The last sample of one cgroup, and the round it was last seen in. */
 struct sample {
@@ -43,7 +43,7 @@ static const struct counter_def counters[] = {
 };
 
 static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
-				   struct writer *w, int64_t now_ns);
+				   struct sink *w, int64_t now_ns);
 
 /* Samples are dropped, not queued up, while the store cannot keep up (counted). */
 static void on_tick(struct loop *l, uint64_t n, void *data)
@@ -51,7 +51,7 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 	struct cgroup_collector *c = data;
 	int r;
 
-	if (writer_full(c->env.sink)) {
+	if (sink_full(c->env.sink)) {
 		c->rounds_skipped++;
 		return;
 	}
@@ -177,7 +177,7 @@ static json_t *stats_json(const char *rel, const struct cgroup_stats *st)
 }
 
 /* Samples one cgroup; queues an event if it changed. Returns 1 if queued, 0, or -errno. */
-static int sample_one(struct cgroup_collector *c, struct writer *w, const struct store_sandbox *sb,
+static int sample_one(struct cgroup_collector *c, struct sink *w, const struct store_sandbox *sb,
 		      const char *rel, int64_t step, const char *tool, int64_t now)
 {
 	struct sample *s = hashmap_get(c->last, rel);
@@ -208,14 +208,14 @@ static int sample_one(struct cgroup_collector *c, struct writer *w, const struct
 	}
 	if (step == EVENT_STEP_NONE && !registry_adopted(sb))
 		add_workspace(c, s, sb, f);
-	r = writer_submit_event(w, &op, f);
+	r = sink_submit_event(w, &op, f);
 	return r < 0 ? r : 1;
 }
 
 struct steps_ctx {
 	struct cgroup_collector *c;
 	struct registry *reg;
-	struct writer *w;
+	struct sink *w;
 	const struct store_sandbox *sb;
 	int64_t now;
 	int queued;
@@ -242,7 +242,7 @@ static int sample_step(const char *name, void *data)
 }
 
 static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
-				   struct writer *w, int64_t now_ns)
+				   struct sink *w, int64_t now_ns)
 {
 	struct store_sandbox *sb;
 	size_t pos = 0;

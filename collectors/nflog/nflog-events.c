@@ -11,7 +11,7 @@
 #include "log.h"
 #include "loop.h"
 #include "store/registry.h"
-#include "store/writer.h"
+#include "store/sink.h"
 #include "macro.h"
 #include "names.h"
 #include "nflog-pcap.h"
@@ -82,7 +82,7 @@ static void store_agg(struct nflog_events *s, const struct nflog_agg *a)
 		      "proto", proto ? json_string(proto) : json_integer(a->proto),
 		      "port", (json_int_t)a->dport, "first_ts", (json_int_t)a->first, "last_ts",
 		      (json_int_t)a->last);
-	if (writer_submit_event(s->env.sink, &op, f) == 0) {
+	if (sink_submit_event(s->env.sink, &op, f) == 0) {
 		s->events++;
 		s->packets_stored += a->count;
 	} else {

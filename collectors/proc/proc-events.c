@@ -16,7 +16,7 @@
 #include "counters.h"
 #include "loop.h"
 #include "store/registry.h"
-#include "store/writer.h"
+#include "store/sink.h"
 #include "macro.h"
 #include "proc-events-internal.h"
 #include "proc-tracer.h"
@@ -232,9 +232,9 @@ static int on_record(const struct proc_trace_event *e, void *data)
 {
 	struct proc_events *pe = data;
 
-	/* writer_full takes the writer's lock: asked once per 256 records, not per record. */
+	/* sink_full takes the writer's lock: asked once per 256 records, not per record. */
 	if (emit(pe, e, 0) > 0)
-		return (++pe->read & 255) == 0 && writer_full(pe->env.sink);
+		return (++pe->read & 255) == 0 && sink_full(pe->env.sink);
 	pe->read++;
 	if (!pe->pending)
 		pe->pending = calloc(PROC_PENDING_MAX, sizeof(*pe->pending));
@@ -331,7 +331,7 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
 	if (e->kind >= PROC_TRACE_UNIX) {
-		r = writer_submit_event(pe->env.sink, &op, escape_fields(pe, e));
+		r = sink_submit_event(pe->env.sink, &op, escape_fields(pe, e));
 	} else if (e->kind == PROC_TRACE_EXEC) {
 		/* Path and argv are the tool's bytes: jansson escapes them. */
 		json_t *f = json_pack("{s:s%, s:o, s:I}", "path", e->path,
@@ -341,13 +341,13 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 		/* Outside its step's scope: SIGKILL in the kernel, before it ran. */
 		if (f && (e->flags & PROC_TRACE_F_KILLED))
 			json_object_set_new(f, "killed_in_kernel", json_true());
-		r = writer_submit_event(pe->env.sink, &op, f);
+		r = sink_submit_event(pe->env.sink, &op, f);
 	} else {
 		int n = small_fields(e, small, sizeof(small));
 
 		r = n > 0 && (size_t)n < sizeof(small) ? event_take_fields(&op.ev, small, (size_t)n)
 						       : -EOVERFLOW;
-		r = r < 0 ? (writer_op_clear(&op), r) : writer_submit(pe->env.sink, &op);
+		r = r < 0 ? (writer_op_clear(&op), r) : sink_submit(pe->env.sink, &op);
 	}
 	if (r == 0)
 		pe->stored++;
@@ -398,7 +398,7 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	for (unsigned k = 0; f && k < PROC_TRACE_KINDS; k++)
 		json_object_set_new(f, proc_tracer_kind_name(k),
 				    json_integer((json_int_t)(lost[k] - seen->lost[k])));
-	writer_submit_event(pe->env.sink, &op, f);
+	sink_submit_event(pe->env.sink, &op, f);
 	memcpy(seen->lost, lost, sizeof(seen->lost));
 	seen->since = now;
 }
@@ -413,7 +413,7 @@ void proc_events_drain(struct proc_events *pe)
 	uint64_t t0 = time_mono_ns();
 
 	retry_pending(pe);
-	if (!writer_full(pe->env.sink))
+	if (!sink_full(pe->env.sink))
 		proc_tracer_drain(pe->tracer, on_record, pe);
 	pe->read_ns += time_mono_ns() - t0;
 	proc_events_backpressure(pe);
@@ -470,7 +470,7 @@ void proc_events_backpressure(struct proc_events *pe)
 	if (!pe)
 		return;
 	/* The ring's fd stays readable while records wait: stop polling it, or the loop spins. */
-	full = writer_full(pe->env.sink);
+	full = sink_full(pe->env.sink);
 	if (full != pe->paused &&
 	    loop_modify(pe->env.loop, proc_tracer_fd(pe->tracer), full ? 0 : EPOLLIN) == 0)
 		pe->paused = full;

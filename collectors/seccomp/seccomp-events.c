@@ -13,7 +13,7 @@
 #include "log.h"
 #include "loop.h"
 #include "store/registry.h"
-#include "store/writer.h"
+#include "store/sink.h"
 #include "macro.h"
 #include "seccomp-audit.h"
 
@@ -91,7 +91,7 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 		      "action", seccomp_action_name(s->code), "exe", s->exe, "serial",
 		      (json_int_t)s->serial);
 	free(name);
-	if (writer_submit_event(se->env.sink, &op, f) == 0)
+	if (sink_submit_event(se->env.sink, &op, f) == 0)
 		se->stored++;
 }
 

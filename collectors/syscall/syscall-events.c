@@ -10,7 +10,7 @@
 #include "log.h"
 #include "loop.h"
 #include "store/registry.h"
-#include "store/writer.h"
+#include "store/sink.h"
 #include "macro.h"
 #include "syscall-tracer.h"
 #include "timeutil.h"
@@ -79,7 +79,7 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 	f = json_pack("{s:I, s:s?, s:o, s:i}", "nr", (json_int_t)e->nr, "name", name, "args", args,
 		      "tid", (int)e->tid);
 	free(name);
-	if (writer_submit_event(d->env.sink, &op, f) == 0)
+	if (sink_submit_event(d->env.sink, &op, f) == 0)
 		d->stored++;
 }
 
@@ -98,7 +98,7 @@ static void report_loss(struct syscall_events *d, struct syscall_recorder *r)
 	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "syscall recorder ring buffer", "syscalls",
 		      (json_int_t)(lost - r->lost_seen), "since", (json_int_t)r->since, "until",
 		      (json_int_t)now);
-	writer_submit_event(d->env.sink, &op, f);
+	sink_submit_event(d->env.sink, &op, f);
 	d->lost += lost - r->lost_seen;
 	r->lost_seen = lost;
 	r->since = now;

@@ -67,6 +67,7 @@ static char *exchange(const char *requests)
 	assert_int_equal(store_open(path, STORE_READ_WRITE, &s), 0);
 	assert_int_equal(store_set_synchronous_full(s, 0), 0);
 	assert_int_equal(writer_new(s, &wc, &d.writer), 0);
+	assert_int_equal(sink_new(d.writer, &d.sink), 0);
 	assert_int_equal(registry_new(&d.registry), 0);
 	assert_int_equal(metrics_new(&d.metrics), 0);
 	assert_int_equal(loop_new(&d.loop), 0);
@@ -89,6 +90,7 @@ static char *exchange(const char *requests)
 	close(sv[1]);
 	lineserver_free(d.http);
 	writer_free(d.writer);
+	sink_free(d.sink);
 	registry_free(d.registry);
 	metrics_free(d.metrics);
 	loop_free(d.loop);

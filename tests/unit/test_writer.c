@@ -17,6 +17,7 @@
 #include "fixtures.h"
 #include "log.h"
 #include "macro.h"
+#include "store/sink.h"
 #include "store/writer.h"
 
 static int group_setup(void **state)
@@ -24,7 +25,10 @@ static int group_setup(void **state)
 	return fixture_dir_up("writer");
 }
 
-/* A fresh store with sandbox 1 "wsb", handed to a new writer. */
+/* The sink in front of the writer last started: it gives events their ids, as in the daemon. */
+static struct sink *sink;
+
+/* A fresh store with sandbox 1 "wsb", handed to a new writer (and a sink in front of it). */
 static struct writer *start_writer(const char *name, unsigned batch_max, uint64_t queue_max)
 {
 	struct writer_config cfg = { .batch_max = batch_max, .queue_max = queue_max };
@@ -38,6 +42,8 @@ static struct writer *start_writer(const char *name, unsigned batch_max, uint64_
 	assert_int_equal(store_sandbox_put(s, &sb), 0);
 	assert_int_equal(writer_new(s, &cfg, &w), 0);
 	assert_non_null(w);
+	sink_free(sink);
+	assert_int_equal(sink_new(w, &sink), 0);
 	return w;
 }
 
@@ -70,7 +76,7 @@ static struct writer_op reply_op(uint64_t token, const char *msg)
 
 static void submit(struct writer *w, struct writer_op op)
 {
-	assert_int_equal(writer_submit(w, &op), 0);
+	assert_int_equal(sink_submit(sink, &op), 0);
 	/* The op's contents moved into the queue. */
 	assert_null(op.ev.fields);
 	assert_null(op.msg);
@@ -160,14 +166,14 @@ static void test_event_ids_given_in_submission_order_and_kept(void **state)
 
 	for (int64_t i = 0; i < 10; i++) {
 		submit(w, event_op(0, i));
-		assert_int_equal(writer_last_event_id(w), i + 1);
+		assert_int_equal(sink_last_event_id(sink), i + 1);
 	}
 	submit(w, reply_op(0, "{}")); /* no event, no id */
-	assert_int_equal(writer_last_event_id(w), 10);
+	assert_int_equal(sink_last_event_id(sink), 10);
 	writer_free(w);
 	w = start_writer("ids", 4, 0);
 	submit(w, event_op(0, 10));
-	assert_int_equal(writer_last_event_id(w), 11);
+	assert_int_equal(sink_last_event_id(sink), 11);
 	writer_free(w);
 	assert_int_equal(store_open(fixture_db_path("ids"), STORE_READ_ONLY, &s), 0);
 	assert_int_equal(store_max_id(s, "events", &max), 0);
@@ -247,11 +253,11 @@ static void test_submit_after_stop_is_eshutdown_and_frees_the_op(void **state)
 
 	writer_stop(w);
 	writer_stop(w); /* idempotent */
-	assert_int_equal(writer_submit(w, &op), -ESHUTDOWN);
+	assert_int_equal(sink_submit(sink, &op), -ESHUTDOWN);
 	/* The op was cleared, so its fields are not leaked (valgrind) nor left dangling. */
 	assert_null(op.ev.fields);
 	op = reply_op(2, "late");
-	assert_int_equal(writer_submit(w, &op), -ESHUTDOWN);
+	assert_int_equal(sink_submit(sink, &op), -ESHUTDOWN);
 	assert_null(op.msg);
 	writer_dispatch(w, collect_cb, &cs);
 	assert_int_equal(cs.n, 0);
@@ -361,10 +367,65 @@ static void test_trace_ops_report_new_duplicate_and_conflict(void **state)
 	assert_int_equal(stored_events("trace"), 2);
 }
 
+/* The stage the sink shows events to: what it saw, and what its after() did. */
+struct stage_seen {
+	int64_t ids[16];
+	size_t n, afters;
+	struct writer *w;
+};
+
+static struct stage_seen seen;
+
+static int stage_observe(const struct event *ev, void *data)
+{
+	struct stage_seen *s = data;
+
+	/* Before the op is queued: nothing of it is in the writer's queue yet. */
+	if (s->n < ARRAY_SIZE(s->ids))
+		s->ids[s->n++] = ev->id;
+	return ev->pid == 7; /* this one wants its after() */
+}
+
+static void stage_after(void *data)
+{
+	struct stage_seen *s = data;
+
+	s->afters++;
+	/* What the stage records comes back through the same sink: observed, no new after(). */
+	submit(s->w, event_op(0, 6));
+}
+
+/*
+ * The sink gives each event its id and shows it to the stage before queueing it; only events
+ * are shown; an after() runs once its event is queued, and what it submits is observed without
+ * starting another after().
+ */
+static void test_sink_shows_each_event_to_the_stage_with_its_id(void **state)
+{
+	struct writer *w = start_writer("sink", 8, 0);
+
+	memset(&seen, 0, sizeof(seen));
+	seen.w = w;
+	sink_set_stage(sink, stage_observe, stage_after, &seen);
+	submit(w, event_op(0, 1));
+	submit(w, reply_op(0, "{}"));
+	submit(w, event_op(0, 6)); /* pid 7: its after() submits one more */
+	assert_int_equal(seen.n, 3);
+	assert_int_equal(seen.ids[0], 1);
+	assert_int_equal(seen.ids[1], 2);
+	assert_int_equal(seen.ids[2], 3);
+	assert_int_equal(seen.afters, 1);
+	assert_int_equal(sink_last_event_id(sink), 3);
+	sink_set_stage(sink, NULL, NULL, NULL);
+	writer_free(w);
+	assert_int_equal(stored_events("sink"), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_event_op_completes_once_in_submission_order),
+		cmocka_unit_test(test_sink_shows_each_event_to_the_stage_with_its_id),
 		cmocka_unit_test(test_reply_msg_comes_back_verbatim_in_order),
 		cmocka_unit_test(test_event_ids_given_in_submission_order_and_kept),
 		cmocka_unit_test(test_completion_wakes_the_fd_before_stop),
