@@ -57,7 +57,7 @@ struct detect_state {
 };
 
 /* Fills v's common fields from ev. */
-void detect_verdict_init(struct detect_verdict *v, const struct event *ev, const char *rule,
+void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum policy_rule rule,
 			 enum detect_severity sev);
 
 /* The rules: each looks at ev and writes at most max verdicts, returning how many. */

@@ -149,11 +149,11 @@ const struct detect_tool *detect_tool(const struct detect_state *st, const char 
 	return NULL;
 }
 
-void detect_verdict_init(struct detect_verdict *v, const struct event *ev, const char *rule,
+void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum policy_rule rule,
 			 enum detect_severity sev)
 {
 	memset(v, 0, sizeof(*v));
-	v->rule = rule;
+	v->rule = policy_rule_name(rule);
 	v->severity = sev;
 	v->ts = ev->ts;
 	v->step = ev->step;
@@ -161,6 +161,14 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, const
 	v->event_ids[0] = ev->id;
 	v->n_ids = 1;
 }
+
+/* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
+static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
+				       struct detect_verdict *out, size_t max) = {
+	detect_rules_net,
+	detect_rules_host,
+	detect_rules_behavior,
+};
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
 		    size_t max)
@@ -172,9 +180,8 @@ size_t detect_event(struct detect_state *st, const struct event *ev, struct dete
 		return 0;
 	size_t kept = 0;
 
-	n += detect_rules_net(st, ev, out + n, max - n);
-	n += detect_rules_host(st, ev, out + n, max - n);
-	n += detect_rules_behavior(st, ev, out + n, max - n);
+	for (size_t c = 0; c < ARRAY_SIZE(rule_classes); c++)
+		n += rule_classes[c](st, ev, out + n, max - n);
 	/* Rules the policy switched off: computed (their state stays exact), not reported. */
 	for (size_t i = 0; i < n; i++) {
 		int off = 0;

@@ -54,14 +54,14 @@ static size_t on_exec(struct detect_state *st, const struct event *ev, struct de
 	if (in_scope(t, prog, path))
 		return 0;
 	if (t->has_children) {
-		detect_verdict_init(v, ev, "behavior.exec-out-of-scope", DETECT_HIGH);
+		detect_verdict_init(v, ev, RULE_BEHAVIOR_EXEC_OUT_OF_SCOPE, DETECT_HIGH);
 		snprintf(v->reason, sizeof(v->reason),
 			 "tool %s ran %.100s, which is neither its program nor one of its children",
 			 t->name, path);
 		return 1;
 	}
 	if (detect_interpreter(path) && !t->interpreter) {
-		detect_verdict_init(v, ev, "behavior.interpreter", DETECT_HIGH);
+		detect_verdict_init(v, ev, RULE_BEHAVIOR_INTERPRETER, DETECT_HIGH);
 		snprintf(v->reason, sizeof(v->reason),
 			 "tool %s, which runs no interpreter, started %.100s", t->name, path);
 		return 1;
@@ -90,14 +90,14 @@ size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 		return on_exec(st, ev, out);
 	if (strcmp(ev->kind, "proc.fork") == 0 && ev->step != EVENT_STEP_NONE &&
 	    (t = detect_tool(st, ev->tool)) && t->single_process) {
-		detect_verdict_init(out, ev, "behavior.fork", DETECT_HIGH);
+		detect_verdict_init(out, ev, RULE_BEHAVIOR_FORK, DETECT_HIGH);
 		snprintf(out->reason, sizeof(out->reason),
 			 "tool %s, declared single-process, forked", t->name);
 		return 1;
 	}
 	/* A boolean: true is the only value that matters, and it needs no parsing. */
 	if (strcmp(ev->kind, "step.end") == 0 && event_field_true(ev, "leftover_killed")) {
-		detect_verdict_init(out, ev, "behavior.step-outlived", DETECT_MEDIUM);
+		detect_verdict_init(out, ev, RULE_BEHAVIOR_STEP_OUTLIVED, DETECT_MEDIUM);
 		snprintf(out->reason, sizeof(out->reason),
 			 "step %lld left processes running after its tool call ended (killed)",
 			 (long long)ev->step);

@@ -120,7 +120,7 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 	if (strcmp(ev->kind, "host.sysctl") == 0) {
 		if (!event_field_str(ev, "name", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
-		detect_verdict_init(out, ev, "escape.sysctl-write", DETECT_CRITICAL);
+		detect_verdict_init(out, ev, RULE_ESCAPE_SYSCTL_WRITE, DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason),
 			 "a write to sysctl %s from inside (refused in the kernel)", what);
 		return 1;
@@ -130,14 +130,14 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 			strscpy(what, sizeof(what), "?");
 		if (!event_field_str(ev, "op", op, sizeof(op)))
 			strscpy(op, sizeof(op), "?");
-		detect_verdict_init(out, ev, "escape.cgroup-write", DETECT_CRITICAL);
+		detect_verdict_init(out, ev, RULE_ESCAPE_CGROUP_WRITE, DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason), "cgroup %s of %s from inside", op, what);
 		return 1;
 	}
 	if (strcmp(ev->kind, "net.unix") == 0 && event_field_true(ev, "monitor_path")) {
 		if (!event_field_str(ev, "path", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
-		detect_verdict_init(out, ev, "escape.monitor-socket", DETECT_CRITICAL);
+		detect_verdict_init(out, ev, RULE_ESCAPE_MONITOR_SOCKET, DETECT_CRITICAL);
 		snprintf(out->reason, sizeof(out->reason), "a unix socket of the monitor's asked for: %s",
 			 what);
 		return 1;
@@ -152,7 +152,7 @@ static size_t escape_seccomp(const struct event *ev, struct detect_verdict *out)
 
 	if (!event_field_str(ev, "name", name, sizeof(name)) || !escape_class(name))
 		return 0;
-	detect_verdict_init(out, ev, "escape.seccomp", DETECT_CRITICAL);
+	detect_verdict_init(out, ev, RULE_ESCAPE_SECCOMP, DETECT_CRITICAL);
 	snprintf(out->reason, sizeof(out->reason), "seccomp refused %s, an escape-class syscall",
 		 name);
 	return 1;
@@ -164,7 +164,7 @@ static size_t escape_seccomp(const struct event *ev, struct detect_verdict *out)
  * follows every sample. 1 if a verdict was written.
  */
 static int near_cap_verdict(const struct event *ev, const char *use_key, const char *cap_key,
-			    int *near, const char *rule, const char *what,
+			    int *near, enum policy_rule rule, const char *what,
 			    struct detect_verdict *out, int room)
 {
 	int64_t use, cap;
@@ -190,26 +190,26 @@ static size_t resource_rules(struct detect_state *st, const struct event *ev,
 	int pct;
 
 	if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {
-		detect_verdict_init(&out[k], ev, "resource.oom-kill", DETECT_MEDIUM);
+		detect_verdict_init(&out[k], ev, RULE_RESOURCE_OOM_KILL, DETECT_MEDIUM);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%lld process(es) killed at the memory cap", (long long)by);
 		k++;
 	}
 	if (near_cap_verdict(ev, "memory_current", "memory_max", &st->memory_near,
-			     "resource.memory-near-cap", "memory", &out[k], k < max))
+			     RULE_RESOURCE_MEMORY_NEAR_CAP, "memory", &out[k], k < max))
 		k++;
 	if (near_cap_verdict(ev, "workspace_used", "workspace_size", &st->workspace_near,
-			     "resource.workspace-full", "workspace", &out[k], k < max))
+			     RULE_RESOURCE_WORKSPACE_FULL, "workspace", &out[k], k < max))
 		k++;
 	if ((pct = cpu_saturated(st, ev)) >= 0 && k < max) {
-		detect_verdict_init(&out[k], ev, "resource.cpu-saturated", DETECT_MEDIUM);
+		detect_verdict_init(&out[k], ev, RULE_RESOURCE_CPU_SATURATED, DETECT_MEDIUM);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "held at its CPU cap: throttled %d%% of the last %lld s", pct,
 			 (long long)(st->cfg.cpu_window_ns / 1000000000));
 		k++;
 	}
 	if (rose(ev, "pids_max_hits", &st->pids_max_hits, &by) && k < max) {
-		detect_verdict_init(&out[k], ev, "resource.pids-cap", DETECT_MEDIUM);
+		detect_verdict_init(&out[k], ev, RULE_RESOURCE_PIDS_CAP, DETECT_MEDIUM);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%lld fork(s) refused at the pids cap", (long long)by);
 		k++;
@@ -231,7 +231,7 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE)
 		return resource_rules(st, ev, out, max);
 	if (strcmp(ev->kind, "monitor.loss") == 0) {
-		detect_verdict_init(out, ev, "monitor.blind", DETECT_MEDIUM);
+		detect_verdict_init(out, ev, RULE_MONITOR_BLIND, DETECT_MEDIUM);
 		snprintf(out->reason, sizeof(out->reason),
 			 "events of this sandbox were lost: the monitor was partly blind here");
 		return 1;

@@ -93,7 +93,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 		if (event_field_str(ev, "family", family, sizeof(family)) &&
 		    (strcmp(family, "inet") == 0 || strcmp(family, "inet6") == 0) &&
 		    tool_without_network(st, ev) && k < max) {
-			detect_verdict_init(&out[k], ev, "tool.network-out-of-scope", DETECT_HIGH);
+			detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
 			snprintf(out[k].reason, sizeof(out[k].reason),
 				 "tool %s, whose scope opens no egress, made an %s socket", ev->tool,
 				 family);
@@ -106,13 +106,13 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 	if (!event_field_str(ev, "dst", dst, sizeof(dst)))
 		return 0;
 	if (metadata_address(dst) && k < max) {
-		detect_verdict_init(&out[k], ev, "net.metadata", DETECT_CRITICAL);
+		detect_verdict_init(&out[k], ev, RULE_NET_METADATA, DETECT_CRITICAL);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%s to the cloud metadata service %s", denied ? "packets" : "an attempt", dst);
 		k++;
 	}
 	if (connect && tool_without_network(st, ev) && k < max) {
-		detect_verdict_init(&out[k], ev, "tool.network-out-of-scope", DETECT_HIGH);
+		detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "tool %s, whose scope opens no egress, tried %s", ev->tool, dst);
 		k++;
@@ -124,7 +124,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 	note_denial(st, ev, dst);
 	window_counts(st, ev->ts, &n, &distinct);
 	if (n >= st->cfg.deny_burst_count && ev->ts >= st->burst_quiet_until && k < max) {
-		detect_verdict_init(&out[k], ev, "net.deny-burst", DETECT_HIGH);
+		detect_verdict_init(&out[k], ev, RULE_NET_DENY_BURST, DETECT_HIGH);
 		window_ids(st, ev->ts, &out[k]);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%u refused connection attempts within %lld s", n,
@@ -133,7 +133,7 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 		k++;
 	}
 	if (distinct >= st->cfg.deny_distinct && ev->ts >= st->scan_quiet_until && k < max) {
-		detect_verdict_init(&out[k], ev, "net.deny-scan", DETECT_HIGH);
+		detect_verdict_init(&out[k], ev, RULE_NET_DENY_SCAN, DETECT_HIGH);
 		window_ids(st, ev->ts, &out[k]);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%u distinct refused destinations within %lld s", distinct,

@@ -1,21 +1,29 @@
 /* The policy's "detectors" section: thresholds, what each severity does, rules switched off. */
+#include <errno.h>
 #include <string.h>
 
 #include "macro.h"
 #include "policy-internal.h"
 #include "timeutil.h"
 
-const char *const policy_detector_rules[] = {
-	"net.metadata",		  "net.deny-burst",	    "net.deny-scan",
-	"tool.network-out-of-scope", "escape.seccomp",	    "resource.oom-kill",
-	"resource.pids-cap",	  "resource.memory-near-cap", "resource.workspace-full",
-	"resource.cpu-saturated",
-	"monitor.blind",
-	"behavior.exec-out-of-scope",
-	"behavior.interpreter",	  "behavior.fork",	    "behavior.step-outlived",
-		"escape.sysctl-write", "escape.cgroup-write", "escape.monitor-socket",
-	NULL,
+static const char *const rule_names[_RULE_MAX] = {
+#define POLICY_RULE_NAME(id, name) [RULE_##id] = name,
+	POLICY_DETECTOR_RULES(POLICY_RULE_NAME)
+#undef POLICY_RULE_NAME
 };
+
+const char *policy_rule_name(enum policy_rule r)
+{
+	return (size_t)r < _RULE_MAX ? rule_names[r] : "?";
+}
+
+int policy_rule_from_name(const char *name)
+{
+	for (int r = 0; r < _RULE_MAX; r++)
+		if (strcmp(name, rule_names[r]) == 0)
+			return r;
+	return -EINVAL;
+}
 
 static const char *const action_names[] = { "record", "alert", "freeze", "quarantine", "kill" };
 static const char *const severity_names[POLICY_SEVERITIES] = { "low", "medium", "high",
@@ -28,10 +36,7 @@ const char *policy_action_name(enum policy_action a)
 
 static int rule_known(const char *s)
 {
-	for (size_t i = 0; policy_detector_rules[i]; i++)
-		if (strcmp(s, policy_detector_rules[i]) == 0)
-			return 1;
-	return 0;
+	return policy_rule_from_name(s) >= 0;
 }
 
 static void set_defaults(struct policy_detectors *d)

@@ -104,8 +104,43 @@ struct policy_detectors {
 	const char *const *off;		/* rule ids switched off, NULL-terminated */
 };
 
-/* The rule ids the detectors have (a policy may switch them off by name), NULL-terminated. */
-extern const char *const policy_detector_rules[];
+/*
+ * The detector rules, each named here once: the detectors give verdicts by this enum, a policy
+ * switches a rule off by its name, docs/detectors.md lists each (a unit test checks it does).
+ * A new rule is a line here and its code in the detectors/rules-*.c of its class.
+ */
+#define POLICY_DETECTOR_RULES(X) \
+	X(NET_METADATA, "net.metadata") \
+	X(NET_DENY_BURST, "net.deny-burst") \
+	X(NET_DENY_SCAN, "net.deny-scan") \
+	X(TOOL_NETWORK_OUT_OF_SCOPE, "tool.network-out-of-scope") \
+	X(ESCAPE_SECCOMP, "escape.seccomp") \
+	X(RESOURCE_OOM_KILL, "resource.oom-kill") \
+	X(RESOURCE_PIDS_CAP, "resource.pids-cap") \
+	X(RESOURCE_MEMORY_NEAR_CAP, "resource.memory-near-cap") \
+	X(RESOURCE_WORKSPACE_FULL, "resource.workspace-full") \
+	X(RESOURCE_CPU_SATURATED, "resource.cpu-saturated") \
+	X(MONITOR_BLIND, "monitor.blind") \
+	X(BEHAVIOR_EXEC_OUT_OF_SCOPE, "behavior.exec-out-of-scope") \
+	X(BEHAVIOR_INTERPRETER, "behavior.interpreter") \
+	X(BEHAVIOR_FORK, "behavior.fork") \
+	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived") \
+	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write") \
+	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write") \
+	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
+
+enum policy_rule {
+#define POLICY_RULE_ENUM(id, name) RULE_##id,
+	POLICY_DETECTOR_RULES(POLICY_RULE_ENUM)
+#undef POLICY_RULE_ENUM
+	_RULE_MAX
+};
+
+/* A rule's name ("net.metadata"); "?" for none. */
+const char *policy_rule_name(enum policy_rule r);
+
+/* The rule named name, or -EINVAL. */
+int policy_rule_from_name(const char *name);
 
 /* "record", "alert", "freeze", "quarantine", "kill". */
 const char *policy_action_name(enum policy_action a);
