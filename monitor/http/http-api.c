@@ -1,8 +1,7 @@
 /*
- * The HTTP API's routes (docs/api.md), in the unprivileged child. Reads go to the store, opened
- * read-only; the three actions and trace ingest go to the core over the channel. Every request is
- * routed first (404, 405), then authorised (401, 403), then judged (400, 413): a bad one gets its
- * status and a JSON reason and costs nothing else.
+ * The HTTP API's handlers (docs/api.md), in the unprivileged child: reads go to the store, opened
+ * read-only; the three actions and trace ingest go to the core over the channel. http-routes.c
+ * routes each request to one of them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +11,7 @@
 #include <sqlite3.h>
 #include <strings.h>
 
+#include "http-api.h"
 #include "http-child.h"
 #include "store/incident.h"
 #include "log.h"
@@ -24,21 +24,10 @@
 #include "strbuf.h"
 #include "timeutil.h"
 
-#define ACTION_BODY_MAX 4096
-#define TRACE_BODY_MAX (4 << 20)
 #define TRACE_LINES_MAX 10000
-#define REPLAY_BODY_MAX (64 << 10) /* a policy */
 #define TIMELINE_LIMIT_DEFAULT 1000
 #define TIMELINE_LIMIT_MAX 10000
 
-enum auth { AUTH_NONE, AUTH_READ, AUTH_ACTION };
-
-struct request {
-	char *body;
-	size_t len, cap, max;
-	int too_large;
-	int answered; /* refused at its first call, before its body */
-};
 
 static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn,
 			       unsigned status, const char *type, char *body, size_t len)
@@ -83,13 +72,13 @@ static enum MHD_Result respond_json(struct http_child *hc, struct MHD_Connection
 	return respond(hc, conn, status, "application/json", text, strlen(text));
 }
 
-static enum MHD_Result fail(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
+enum MHD_Result http_fail(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
 			    const char *msg)
 {
 	return respond_json(hc, conn, status, json_pack("{s:b, s:s}", "ok", 0, "error", msg));
 }
 
-static enum auth authorize(struct http_child *hc, struct MHD_Connection *conn)
+enum auth http_authorize(struct http_child *hc, struct MHD_Connection *conn)
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	size_t n;
@@ -106,7 +95,7 @@ static enum auth authorize(struct http_child *hc, struct MHD_Connection *conn)
 }
 
 /* A non-negative decimal int64 (digits only: no sign, no spaces); 0 or -EINVAL. */
-static int parse_i64(const char *s, int64_t *ret)
+int http_parse_i64(const char *s, int64_t *ret)
 {
 	int64_t v = 0;
 	size_t n = strlen(s);
@@ -127,7 +116,7 @@ static int arg_i64(struct MHD_Connection *conn, const char *key, int64_t *ret)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 
-	return v ? parse_i64(v, ret) : 0;
+	return v ? http_parse_i64(v, ret) : 0;
 }
 
 static int sandbox_json_cb(const struct store_sandbox *sb, void *data)
@@ -182,7 +171,7 @@ static enum MHD_Result get_sandboxes(struct http_child *hc, struct MHD_Connectio
 	store_pool_put(&hc->pool, s);
 	if (r < 0) {
 		json_decref(arr);
-		return fail(hc, conn, 500, "the store could not be read");
+		return http_fail(hc, conn, 500, "the store could not be read");
 	}
 	return respond_json(hc, conn, 200, json_pack("{s:o}", "sandboxes", arr));
 }
@@ -203,8 +192,8 @@ static enum MHD_Result get_sandbox(struct http_child *hc, struct MHD_Connection 
 	store_pool_put(&hc->pool, s);
 	if (r < 0) {
 		json_decref(io.arr);
-		return r == -ENOENT ? fail(hc, conn, 404, "no such sandbox")
-				    : fail(hc, conn, 500, "the store could not be read");
+		return r == -ENOENT ? http_fail(hc, conn, 404, "no such sandbox")
+				    : http_fail(hc, conn, 500, "the store could not be read");
 	}
 	json_t *one = json_array();
 
@@ -258,21 +247,21 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 	int r;
 
 	if (arg_i64(conn, "since", &q.since) < 0 || arg_i64(conn, "until", &q.until) < 0)
-		return fail(hc, conn, 400, "since and until are ns since the epoch");
+		return http_fail(hc, conn, 400, "since and until are ns since the epoch");
 	if (arg_i64(conn, "limit", &p.limit) < 0 || p.limit < 1 || p.limit > TIMELINE_LIMIT_MAX)
-		return fail(hc, conn, 400, "limit is 1 to 10000");
+		return http_fail(hc, conn, 400, "limit is 1 to 10000");
 	if (cursor) {
 		char ts[24], id[24];
 		const char *dot = strchr(cursor, '.');
 
 		if (!dot || (size_t)(dot - cursor) >= sizeof(ts) || strlen(dot + 1) >= sizeof(id))
-			return fail(hc, conn, 400, "cursor: not one this API gave");
+			return http_fail(hc, conn, 400, "cursor: not one this API gave");
 		memcpy(ts, cursor, (size_t)(dot - cursor));
 		ts[dot - cursor] = '\0';
 		strcpy(id, dot + 1);
-		if (parse_i64(ts, &q.after_ts) < 0 || parse_i64(id, &q.after_id) < 0 ||
+		if (http_parse_i64(ts, &q.after_ts) < 0 || http_parse_i64(id, &q.after_id) < 0 ||
 		    q.after_id == 0)
-			return fail(hc, conn, 400, "cursor: not one this API gave");
+			return http_fail(hc, conn, 400, "cursor: not one this API gave");
 	}
 	q.limit = p.limit + 1; /* one more, to know whether there is a next page */
 	s = store_pool_get(&hc->pool);
@@ -288,11 +277,11 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 	store_pool_put(&hc->pool, s);
 	if (r == -ENOENT) {
 		free(p.b.p);
-		return fail(hc, conn, 404, "no such sandbox");
+		return http_fail(hc, conn, 404, "no such sandbox");
 	}
 	if (r < 0 || p.b.oom) {
 		free(p.b.p);
-		return fail(hc, conn, 500, "the store could not be read");
+		return http_fail(hc, conn, 500, "the store could not be read");
 	}
 	if (p.more)
 		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":\"%" PRId64
@@ -302,7 +291,7 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 	strbuf_str(&p.b, tail);
 	if (p.b.oom) {
 		free(p.b.p);
-		return fail(hc, conn, 500, "out of memory");
+		return http_fail(hc, conn, 500, "out of memory");
 	}
 	return respond(hc, conn, 200, "application/json", p.b.p, p.b.len);
 }
@@ -316,7 +305,7 @@ static enum MHD_Result get_incidents(struct http_child *hc, struct MHD_Connectio
 	store_pool_put(&hc->pool, s);
 	if (r < 0) {
 		json_decref(io.arr);
-		return fail(hc, conn, 500, "the store could not be read");
+		return http_fail(hc, conn, 500, "the store could not be read");
 	}
 	return respond_json(hc, conn, 200, json_pack("{s:o}", "incidents", io.arr));
 }
@@ -365,11 +354,11 @@ static enum MHD_Result get_incident(struct http_child *hc, struct MHD_Connection
 	store_pool_put(&hc->pool, s);
 	if (r >= 0 && inc.id != id) {
 		json_decref(dets);
-		return fail(hc, conn, 404, "no such incident");
+		return http_fail(hc, conn, 404, "no such incident");
 	}
 	if (r < 0) {
 		json_decref(dets);
-		return fail(hc, conn, 500, "the store could not be read");
+		return http_fail(hc, conn, 500, "the store could not be read");
 	}
 	return respond_json(
 		hc, conn, 200,
@@ -415,9 +404,9 @@ static enum MHD_Result get_otlp(struct http_child *hc, struct MHD_Connection *co
 	}
 	store_pool_put(&hc->pool, s);
 	if (r == -ENOENT)
-		return fail(hc, conn, 404, id ? "no such incident" : "no such sandbox");
+		return http_fail(hc, conn, 404, id ? "no such incident" : "no such sandbox");
 	if (r < 0)
-		return fail(hc, conn, 500, "the store could not be read");
+		return http_fail(hc, conn, 500, "the store could not be read");
 	return respond_json(hc, conn, 200, trace);
 }
 
@@ -443,10 +432,10 @@ static enum MHD_Result get_bundle(struct http_child *hc, struct MHD_Connection *
 	}
 	store_pool_put(&hc->pool, s);
 	if (r == -ENOENT)
-		return fail(hc, conn, 404, "no such incident");
+		return http_fail(hc, conn, 404, "no such incident");
 	if (r < 0 || !(copy = malloc(len))) {
 		sqlite3_free(bytes);
-		return fail(hc, conn, 500, "the bundle could not be made");
+		return http_fail(hc, conn, 500, "the bundle could not be made");
 	}
 	memcpy(copy, bytes, len);
 	sqlite3_free(bytes);
@@ -484,7 +473,7 @@ static enum MHD_Result post_replay(struct http_child *hc, struct MHD_Connection 
 
 	if (rq->len && policy_load_text("the policy sent", rq->body, rq->len, &p, err,
 					sizeof(err)) < 0)
-		return fail(hc, conn, 400, err);
+		return http_fail(hc, conn, 400, err);
 	s = store_pool_get(&hc->pool);
 	r = store_incident_list(s, id, one_incident_cb, &inc);
 	if (r >= 0 && inc.id != id)
@@ -496,8 +485,8 @@ static enum MHD_Result post_replay(struct http_child *hc, struct MHD_Connection 
 	store_pool_put(&hc->pool, s);
 	if (r < 0) {
 		policy_free(p);
-		return r == -ENOENT ? fail(hc, conn, 404, "no such incident")
-				    : fail(hc, conn, 500, "the replay failed");
+		return r == -ENOENT ? http_fail(hc, conn, 404, "no such incident")
+				    : http_fail(hc, conn, 500, "the replay failed");
 	}
 	out = replay_json(&res, p != NULL);
 	if (out) {
@@ -525,12 +514,12 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 		if (!json_is_object(body) ||
 		    json_unpack(body, "{s?:s !}", "reason", &reason) < 0) {
 			json_decref(body);
-			return fail(hc, conn, 400, "the body is {\"reason\": TEXT} or nothing");
+			return http_fail(hc, conn, 400, "the body is {\"reason\": TEXT} or nothing");
 		}
 		/* The store keeps 255 bytes of a reason; the channel's cap fits that, escaped. */
 		if (reason && strlen(reason) > 255) {
 			json_decref(body);
-			return fail(hc, conn, 400, "reason: 255 bytes at most");
+			return http_fail(hc, conn, 400, "reason: 255 bytes at most");
 		}
 	}
 	payload = json_pack("{s:s}", "sandbox", name);
@@ -540,19 +529,19 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 	text = payload ? json_dumps(payload, JSON_COMPACT) : NULL;
 	json_decref(payload);
 	if (!text)
-		return fail(hc, conn, 500, "out of memory");
+		return http_fail(hc, conn, 500, "out of memory");
 	len = strlen(text);
 	r = channel_call(hc->chan, action, (const char *const *)&text, &len, 1, &answer);
 	free(text);
 	if (r < 0 || !answer) {
 		free(answer);
-		return r == -ETIMEDOUT ? fail(hc, conn, 504, "the monitor did not answer in time")
-				       : fail(hc, conn, 503, "the monitor is not reachable");
+		return r == -ETIMEDOUT ? http_fail(hc, conn, 504, "the monitor did not answer in time")
+				       : http_fail(hc, conn, 503, "the monitor is not reachable");
 	}
 	reply = json_loads(answer, 0, NULL);
 	free(answer);
 	if (!json_is_object(reply))
-		return json_decref(reply), fail(hc, conn, 502, "the monitor's reply did not parse");
+		return json_decref(reply), http_fail(hc, conn, 502, "the monitor's reply did not parse");
 	if (json_is_true(json_object_get(reply, "ok")))
 		return respond_json(hc, conn, 200, reply);
 	err = json_string_value(json_object_get(reply, "error"));
@@ -650,18 +639,18 @@ static enum MHD_Result trace_answer(struct http_child *hc, struct MHD_Connection
 {
 	if (status != 200) {
 		free(out->p);
-		return fail(hc, conn, status,
+		return http_fail(hc, conn, status,
 			    status == 413   ? "at most 10000 trace lines per request"
 			    : status == 400 ? "no trace lines in the body"
 					    : "out of memory");
 	}
 	if (out->oom) {
 		free(out->p);
-		return fail(hc, conn, 500, "out of memory");
+		return http_fail(hc, conn, 500, "out of memory");
 	}
 	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
 		free(out->p);
-		return fail(hc, conn, 503, "the monitor is not reachable");
+		return http_fail(hc, conn, 503, "the monitor is not reachable");
 	}
 	return respond(hc, conn, 200, "application/x-ndjson", out->p, out->len);
 }
@@ -696,7 +685,7 @@ static enum MHD_Result get_healthz(struct http_child *hc, struct MHD_Connection 
 
 	free(reply);
 	if (r < 0)
-		return fail(hc, conn, 503, "the monitor is not reachable");
+		return http_fail(hc, conn, 503, "the monitor is not reachable");
 	return respond_json(hc, conn, 200, json_pack("{s:b}", "ok", 1));
 }
 
@@ -706,13 +695,13 @@ static enum MHD_Result get_metrics(struct http_child *hc, struct MHD_Connection 
 	char *text = http_metrics_text(hc, &status);
 
 	if (!text)
-		return fail(hc, conn, status, "the monitor is not reachable");
+		return http_fail(hc, conn, status, "the monitor is not reachable");
 	return respond(hc, conn, 200, "text/plain; version=0.0.4; charset=utf-8", text,
 		       strlen(text));
 }
 
 /* A file of the web page: no token (it holds no data), a strict content security policy. */
-static enum MHD_Result get_web(struct http_child *hc, struct MHD_Connection *conn,
+enum MHD_Result http_get_web(struct http_child *hc, struct MHD_Connection *conn,
 			       const struct web_file *f)
 {
 	struct MHD_Response *resp =
@@ -733,287 +722,97 @@ static enum MHD_Result get_web(struct http_child *hc, struct MHD_Connection *con
 	return r;
 }
 
-/* What a path is, once split. */
-enum route {
-	R_NONE,
-	R_HEALTHZ,
-	R_METRICS,
-	R_SANDBOXES,
-	R_SANDBOX,
-	R_TIMELINE,
-	R_ACTION,
-	R_INCIDENTS,
-	R_INCIDENT,
-	R_STREAM,
-	R_TRACE,
-	R_INCIDENT_OTLP,
-	R_SANDBOX_OTLP,
-	R_INCIDENT_BUNDLE,
-	R_INCIDENT_REPLAY,
-};
-
-struct match {
-	enum route route;
-	const char *method; /* the one it takes */
-	enum auth need;
-	char name[FB_NAME_MAX + 1];
-	char action[8];
-	int64_t id;
-	int bad; /* 404: a name or id that cannot exist */
-};
-
-static void match(const char *url, struct match *m)
+/* The routes' handlers (http-api.h): what http-routes.c dispatches to. */
+enum MHD_Result http_route_healthz(struct http_child *hc, struct MHD_Connection *conn,
+				     const struct match *m, const struct request *rq)
 {
-	char path[512], *seg[8], *save = NULL;
-	int n = 0;
-
-	memset(m, 0, sizeof(*m));
-	m->method = "GET";
-	m->need = AUTH_READ;
-	if (strcmp(url, "/healthz") == 0) {
-		m->route = R_HEALTHZ;
-		m->need = AUTH_NONE;
-		return;
-	}
-	if (strcmp(url, "/metrics") == 0) {
-		m->route = R_METRICS;
-		return;
-	}
-	if (strlen(url) >= sizeof(path) || strncmp(url, "/api/v1/", 8) != 0)
-		return;
-	strcpy(path, url + 8);
-	for (char *t = strtok_r(path, "/", &save); t && n < (int)ARRAY_SIZE(seg);
-	     t = strtok_r(NULL, "/", &save))
-		seg[n++] = t;
-	if (n == 1 && strcmp(seg[0], "sandboxes") == 0)
-		m->route = R_SANDBOXES;
-	else if (n == 1 && strcmp(seg[0], "incidents") == 0)
-		m->route = R_INCIDENTS;
-	else if (n == 1 && strcmp(seg[0], "trace") == 0) {
-		m->route = R_TRACE;
-		m->method = "POST";
-		m->need = AUTH_ACTION;
-	} else if (n == 2 && strcmp(seg[0], "events") == 0 && strcmp(seg[1], "stream") == 0)
-		m->route = R_STREAM;
-	else if ((n == 2 || (n == 3 && (strcmp(seg[2], "otlp") == 0 ||
-					       strcmp(seg[2], "bundle") == 0 ||
-					       strcmp(seg[2], "replay") == 0))) &&
-		 strcmp(seg[0], "incidents") == 0) {
-		m->route = n == 2			 ? R_INCIDENT
-			   : strcmp(seg[2], "otlp") == 0   ? R_INCIDENT_OTLP
-			   : strcmp(seg[2], "bundle") == 0 ? R_INCIDENT_BUNDLE
-							   : R_INCIDENT_REPLAY;
-		if (m->route == R_INCIDENT_REPLAY)
-			m->method = "POST"; /* it reads only: the read token will do */
-		m->bad = parse_i64(seg[1], &m->id) < 0 || m->id == 0;
-	} else if ((n == 2 || n == 3) && strcmp(seg[0], "sandboxes") == 0) {
-		m->bad = !event_sandbox_name_valid(seg[1]);
-		if (!m->bad)
-			strscpy(m->name, sizeof(m->name), seg[1]);
-		if (n == 2)
-			m->route = R_SANDBOX;
-		else if (strcmp(seg[2], "timeline") == 0)
-			m->route = R_TIMELINE;
-		else if (strcmp(seg[2], "otlp") == 0)
-			m->route = R_SANDBOX_OTLP;
-		else if (strcmp(seg[2], "freeze") == 0 || strcmp(seg[2], "thaw") == 0 ||
-			 strcmp(seg[2], "kill") == 0) {
-			m->route = R_ACTION;
-			m->method = "POST";
-			m->need = AUTH_ACTION;
-			strscpy(m->action, sizeof(m->action), seg[2]);
-		}
-	}
+	return get_healthz(hc, conn);
 }
 
-/*
- * Route, method, token and declared size, judged before any of a body is read (the first call
- * for a request): a request that will be refused costs no memory. 1 and the answer queued, or 0.
- */
-static int refuse_early(struct http_child *hc, struct MHD_Connection *conn, const char *url,
-			const char *method, const struct request *rq, enum MHD_Result *ret)
+enum MHD_Result http_route_metrics(struct http_child *hc, struct MHD_Connection *conn,
+				     const struct match *m, const struct request *rq)
 {
-	struct match m;
-	enum auth a;
-
-	match(url, &m);
-	if (m.route == R_NONE && strcmp(method, "GET") == 0 && http_web_find(hc, url))
-		return 0;
-	if (m.route == R_NONE && strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0])
-		return 0; /* a CORS preflight, answered in dispatch */
-	if (m.route == R_NONE)
-		return *ret = fail(hc, conn, 404, "no such resource"), 1;
-	if (strcmp(method, m.method) != 0 &&
-	    !(strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0]))
-		return *ret = fail(hc, conn, 405, "method not allowed here"), 1;
-	if (strcmp(method, "OPTIONS") == 0)
-		return 0;
-	a = authorize(hc, conn);
-	if (m.need != AUTH_NONE && a == AUTH_NONE)
-		return *ret = fail(hc, conn, 401,
-				   "a bearer token is needed (Authorization: Bearer TOKEN)"),
-		       1;
-	if (m.need == AUTH_ACTION && a != AUTH_ACTION)
-		return *ret = fail(hc, conn, 403, "this needs the action token"), 1;
-	if (rq->too_large)
-		return *ret = fail(hc, conn, 413, "the body is too large"), 1;
-	return 0;
+	return get_metrics(hc, conn);
 }
 
-/* A CORS preflight from the configured origin: what the API takes. */
-static enum MHD_Result preflight(struct http_child *hc, struct MHD_Connection *conn)
+enum MHD_Result http_route_sandboxes(struct http_child *hc, struct MHD_Connection *conn,
+				       const struct match *m, const struct request *rq)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	return get_sandboxes(hc, conn);
+}
+
+enum MHD_Result http_route_sandbox(struct http_child *hc, struct MHD_Connection *conn,
+				     const struct match *m, const struct request *rq)
+{
+	return get_sandbox(hc, conn, m->name);
+}
+
+enum MHD_Result http_route_timeline(struct http_child *hc, struct MHD_Connection *conn,
+				      const struct match *m, const struct request *rq)
+{
+	return get_timeline(hc, conn, m->name);
+}
+
+enum MHD_Result http_route_sandbox_otlp(struct http_child *hc, struct MHD_Connection *conn,
+					  const struct match *m, const struct request *rq)
+{
+	return get_otlp(hc, conn, m->name, 0);
+}
+
+enum MHD_Result http_route_action(struct http_child *hc, struct MHD_Connection *conn,
+				    const struct match *m, const struct request *rq)
+{
+	return post_action(hc, conn, m->name, m->action, rq);
+}
+
+enum MHD_Result http_route_incidents(struct http_child *hc, struct MHD_Connection *conn,
+				       const struct match *m, const struct request *rq)
+{
+	return get_incidents(hc, conn);
+}
+
+enum MHD_Result http_route_incident(struct http_child *hc, struct MHD_Connection *conn,
+				      const struct match *m, const struct request *rq)
+{
+	return get_incident(hc, conn, m->id);
+}
+
+enum MHD_Result http_route_incident_otlp(struct http_child *hc, struct MHD_Connection *conn,
+					   const struct match *m, const struct request *rq)
+{
+	return get_otlp(hc, conn, NULL, m->id);
+}
+
+enum MHD_Result http_route_bundle(struct http_child *hc, struct MHD_Connection *conn,
+				    const struct match *m, const struct request *rq)
+{
+	return get_bundle(hc, conn, m->id);
+}
+
+enum MHD_Result http_route_replay(struct http_child *hc, struct MHD_Connection *conn,
+				    const struct match *m, const struct request *rq)
+{
+	return post_replay(hc, conn, m->id, rq);
+}
+
+enum MHD_Result http_route_trace(struct http_child *hc, struct MHD_Connection *conn,
+				   const struct match *m, const struct request *rq)
+{
+	return post_trace(hc, conn, rq);
+}
+
+enum MHD_Result http_route_stream(struct http_child *hc, struct MHD_Connection *conn,
+				    const struct match *m, const struct request *rq)
+{
+	const char *err;
+	struct MHD_Response *resp = sse_response(hc, conn, &err);
 	enum MHD_Result r;
 
 	if (!resp)
-		return MHD_NO;
-	if (origin && strcmp(origin, hc->cfg->http_cors_origin) == 0) {
-		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
-		MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST");
-		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-					"Authorization, Content-Type, Last-Event-ID");
-		MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
-		MHD_add_response_header(resp, "Vary", "Origin");
-	}
+		return http_fail(hc, conn, err ? 400 : 500, err ? err : "out of memory");
 	atomic_fetch_add(&hc->by_code[2], 1);
-	r = MHD_queue_response(conn, 204, resp);
+	r = MHD_queue_response(conn, 200, resp);
 	MHD_destroy_response(resp);
 	return r;
 }
 
-static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn,
-				const char *url, const char *method, const struct request *rq)
-{
-	struct match m;
-	enum MHD_Result early;
-
-	match(url, &m);
-	if (m.route == R_NONE && strcmp(method, "GET") == 0 && http_web_find(hc, url))
-		return get_web(hc, conn, http_web_find(hc, url));
-	if (strcmp(method, "OPTIONS") == 0 && hc->cfg->http_cors_origin[0])
-		return preflight(hc, conn);
-	if (refuse_early(hc, conn, url, method, rq, &early))
-		return early;
-	if (m.bad)
-		return fail(hc, conn, 404,
-			    m.route == R_INCIDENT || m.route == R_INCIDENT_OTLP ||
-					    m.route == R_INCIDENT_BUNDLE || m.route == R_INCIDENT_REPLAY
-				    ? "no such incident"
-				    : "no such sandbox");
-	if (rq->len && m.method[0] == 'G' && m.route != R_NONE)
-		return fail(hc, conn, 400, "a GET takes no body");
-	switch (m.route) {
-	case R_HEALTHZ:
-		return get_healthz(hc, conn);
-	case R_METRICS:
-		return get_metrics(hc, conn);
-	case R_SANDBOXES:
-		return get_sandboxes(hc, conn);
-	case R_SANDBOX:
-		return get_sandbox(hc, conn, m.name);
-	case R_TIMELINE:
-		return get_timeline(hc, conn, m.name);
-	case R_ACTION:
-		return post_action(hc, conn, m.name, m.action, rq);
-	case R_INCIDENTS:
-		return get_incidents(hc, conn);
-	case R_INCIDENT:
-		return get_incident(hc, conn, m.id);
-	case R_TRACE:
-		return post_trace(hc, conn, rq);
-	case R_INCIDENT_OTLP:
-		return get_otlp(hc, conn, NULL, m.id);
-	case R_SANDBOX_OTLP:
-		return get_otlp(hc, conn, m.name, 0);
-	case R_INCIDENT_BUNDLE:
-		return get_bundle(hc, conn, m.id);
-	case R_INCIDENT_REPLAY:
-		return post_replay(hc, conn, m.id, rq);
-	case R_STREAM: {
-		const char *err;
-		struct MHD_Response *resp = sse_response(hc, conn, &err);
-		enum MHD_Result r;
-
-		if (!resp)
-			return fail(hc, conn, err ? 400 : 500, err ? err : "out of memory");
-		atomic_fetch_add(&hc->by_code[2], 1);
-		r = MHD_queue_response(conn, 200, resp);
-		MHD_destroy_response(resp);
-		return r;
-	}
-	default:
-		return fail(hc, conn, 404, "no such resource");
-	}
-}
-
-enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const char *url,
-				const char *method, const char *version, const char *upload_data,
-				size_t *upload_data_size, void **con_cls)
-{
-	struct http_child *hc = cls;
-	struct request *rq = *con_cls;
-
-	if (!rq) {
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-		int64_t declared = 0;
-
-		if (!(rq = calloc(1, sizeof(*rq))))
-			return MHD_NO;
-		rq->max = strcmp(url, "/api/v1/trace") == 0 ? TRACE_BODY_MAX
-			  : strstr(url, "/replay")		? REPLAY_BODY_MAX
-								: ACTION_BODY_MAX;
-		*con_cls = rq;
-		/* Too large by its own account: refused before a byte of it is read; so is a request
-		 * with no token, a wrong one, or no such route. */
-		if (cl && parse_i64(cl, &declared) == 0 && (uint64_t)declared > rq->max)
-			rq->too_large = 1;
-		enum MHD_Result early;
-		if (refuse_early(hc, conn, url, method, rq, &early)) {
-			rq->answered = 1;
-			return early;
-		}
-		return MHD_YES;
-	}
-	if (rq->answered) {
-		*upload_data_size = 0; /* refused already: the rest is not kept */
-		return MHD_YES;
-	}
-	if (*upload_data_size) {
-		size_t n = *upload_data_size;
-
-		*upload_data_size = 0;
-		if (rq->too_large || rq->len + n > rq->max) {
-			rq->too_large = 1; /* the rest is read and dropped */
-			return MHD_YES;
-		}
-		if (rq->len + n > rq->cap) {
-			size_t cap = rq->cap ? rq->cap : 4096;
-			char *b;
-
-			while (cap < rq->len + n)
-				cap *= 2;
-			if (!(b = realloc(rq->body, cap)))
-				return MHD_NO;
-			rq->body = b;
-			rq->cap = cap;
-		}
-		memcpy(rq->body + rq->len, upload_data, n);
-		rq->len += n;
-		return MHD_YES;
-	}
-	return dispatch(hc, conn, url, method, rq);
-}
-
-void http_api_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-			enum MHD_RequestTerminationCode toe)
-{
-	struct request *rq = *con_cls;
-
-	if (rq) {
-		free(rq->body);
-		free(rq);
-	}
-	*con_cls = NULL;
-}
