@@ -41,20 +41,26 @@ static const char *const allowed[] = {
 	"membarrier",
 };
 
-static int seccomp_allowlist(int outbound)
+/* The plain allowances: every call of the allowed table, with any arguments. */
+static int allow_table(scmp_filter_ctx ctx)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int r = ctx ? 0 : -ENOMEM;
-	pid_t self = getpid();
+	int r = 0;
 
-	/* No log flag: the kernel audits a kill anyway, and the errno answers below come with
-	 * every new thread (glibc tries clone3, then names the thread through /proc). */
 	for (size_t i = 0; i < ARRAY_SIZE(allowed) && r == 0; i++) {
 		int nr = seccomp_syscall_resolve_name(allowed[i]);
 
 		if (nr != __NR_SCMP_ERROR)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	}
+	return r;
+}
+
+/* The calls allowed only with some arguments, or answered with an errno instead of a kill. */
+static int allow_narrowed(scmp_filter_ctx ctx, pid_t self)
+{
+	static const char *const lookups[] = { "access", "faccessat", "faccessat2" };
+	int r = 0;
+
 	/* Threads only: a clone that does not share the address space would be a new process. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
@@ -73,8 +79,7 @@ static int seccomp_allowlist(int outbound)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(openat), 0);
 	/* Nor is anything there to look for: the policy loader asks whether a tool's program
 	 * exists (a what-if replay loads a policy), and is told no. */
-	for (size_t i = 0; i < 3 && r == 0; i++) {
-		static const char *const lookups[] = { "access", "faccessat", "faccessat2" };
+	for (size_t i = 0; i < ARRAY_SIZE(lookups) && r == 0; i++) {
 		int nr = seccomp_syscall_resolve_name(lookups[i]);
 
 		if (nr != __NR_SCMP_ERROR)
@@ -92,17 +97,36 @@ static int seccomp_allowlist(int outbound)
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
 				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
-	/* The exporter: TCP out, over IPv4 or IPv6, nothing else. */
-	if (r == 0 && outbound)
+	return r;
+}
+
+/* The exporter: TCP out, over IPv4 or IPv6, nothing else. */
+static int allow_outbound(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	for (int i = 0; i < 2 && r == 0; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
-				     SCMP_A0(SCMP_CMP_EQ, AF_INET),
+				     SCMP_A0(SCMP_CMP_EQ, i == 0 ? AF_INET : AF_INET6),
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
-	if (r == 0 && outbound)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
-				     SCMP_A0(SCMP_CMP_EQ, AF_INET6),
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM));
-	if (r == 0 && outbound)
+	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(connect), 0);
+	return r;
+}
+
+static int seccomp_allowlist(int outbound)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int r = ctx ? 0 : -ENOMEM;
+
+	/* No log flag: the kernel audits a kill anyway, and the errno answers come with every
+	 * new thread (glibc tries clone3, then names the thread through /proc). */
+	if (r == 0)
+		r = allow_table(ctx);
+	if (r == 0)
+		r = allow_narrowed(ctx, getpid());
+	if (r == 0 && outbound)
+		r = allow_outbound(ctx);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

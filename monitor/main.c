@@ -328,7 +328,16 @@ static int start_collectors(struct daemon *d)
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct config *cfg, int *foreground)
+/* What the command line said: flags win over the config file, so they are applied after it. */
+struct daemon_flags {
+	const char *config_path;
+	int required; /* the file was named: it must exist */
+	const char *key[8], *val[8];
+	int n;
+};
+
+/* Reads the options into f (exits on --help, --version and bad usage). */
+static void read_flags(int argc, char **argv, struct daemon_flags *f, int *foreground)
 {
 	enum { OPT_DB = 256, OPT_RUNTIME, OPT_LISTEN, OPT_LOG_LEVEL, OPT_VERSION };
 	static const struct option opts[] = {
@@ -342,16 +351,13 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ 0 },
 	};
-	/* Flags win over the file, so they are applied after it: remember them first. */
-	const char *config_path = FB_DEFAULT_CONFIG, *flag_key[8], *flag_val[8];
-	int nflags = 0, required = 0, c;
-	char err[160];
+	int c;
 
 	while ((c = getopt_long(argc, argv, "c:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			config_path = optarg;
-			required = 1;
+			f->config_path = optarg;
+			f->required = 1;
 			break;
 		case 'f':
 			*foreground = 1;
@@ -366,11 +372,15 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 		case OPT_RUNTIME:
 		case OPT_LISTEN:
 		case OPT_LOG_LEVEL:
-			flag_key[nflags] = c == OPT_DB	    ? "db"
-					   : c == OPT_RUNTIME ? "runtime_dir"
-					   : c == OPT_LISTEN  ? "listen"
-							      : "log_level";
-			flag_val[nflags++] = optarg;
+			if (f->n == (int)ARRAY_SIZE(f->key)) {
+				fprintf(stderr, "firebreakd: too many options\n");
+				exit(2);
+			}
+			f->key[f->n] = c == OPT_DB	    ? "db"
+				       : c == OPT_RUNTIME ? "runtime_dir"
+				       : c == OPT_LISTEN  ? "listen"
+							  : "log_level";
+			f->val[f->n++] = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -382,11 +392,19 @@ static int parse_args(int argc, char **argv, struct config *cfg, int *foreground
 		usage(stderr);
 		exit(2);
 	}
-	if (config_load(cfg, config_path, required) < 0)
+}
+
+static int parse_args(int argc, char **argv, struct config *cfg, int *foreground)
+{
+	struct daemon_flags f = { .config_path = FB_DEFAULT_CONFIG };
+	char err[160];
+
+	read_flags(argc, argv, &f, foreground);
+	if (config_load(cfg, f.config_path, f.required) < 0)
 		return -EINVAL;
-	for (int i = 0; i < nflags; i++) {
-		if (config_set(cfg, flag_key[i], flag_val[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "firebreakd: --%s: %s\n", flag_key[i], err);
+	for (int i = 0; i < f.n; i++) {
+		if (config_set(cfg, f.key[i], f.val[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, "firebreakd: --%s: %s\n", f.key[i], err);
 			exit(2);
 		}
 	}

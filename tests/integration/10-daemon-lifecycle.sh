@@ -36,6 +36,11 @@ for cmd in ps timeline trace register status; do
 done
 ok "every command has --help"
 "$FBD" --help | grep -q "^Usage: firebreakd" || fail "firebreakd --help"
+# More flags than it keeps is a usage error, not a write past its table.
+"$FBD" --foreground $(for i in $(seq 9); do printf -- '--db %s ' "$T/x.db"; done) \
+	>"$T/many.log" 2>&1
+assert_eq "$?" "2" "firebreakd with nine store flags exits 2"
+grep -q "too many options" "$T/many.log" || fail "too many flags gave no clear reason"
 
 check "register a sandbox" "$FB" register lifecycle-1
 "$FB" register "../etc" >/dev/null 2>&1 && fail "a path-like sandbox name was registered"
