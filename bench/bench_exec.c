@@ -60,16 +60,19 @@ static double pct(double *v, int n, double p)
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
-		fprintf(stderr, "usage: bench_exec FIREBREAK RUNTIME_DIR WATCHED UNWATCHED POLICY [N]\n");
+		fprintf(stderr,
+			"usage: bench_exec FIREBREAK RUNTIME_DIR WATCHED UNWATCHED POLICY [N]\n");
 		return 2;
 	}
 	char *fb = argv[1], *rt = argv[2], *policy = argv[5];
 	int n = argc > 6 ? atoi(argv[6]) : 200;
 	char *plain[] = { "/bin/true", NULL };
-	char *watched[] = { fb, "--runtime-dir", rt, "exec", argv[3], "--tool", "run", "--", "/bin/true", NULL };
-	char *unwatched[] = { fb, "--runtime-dir", rt, "exec", argv[4], "--tool", "run", "--", "/bin/true", NULL };
-	char *bwrap[] = { "/usr/bin/bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
-			  "--proc", "/proc", "/bin/true", NULL };
+	char *watched[] = { fb,	      "--runtime-dir", rt,   "exec",	  argv[3],
+			    "--tool", "run",	       "--", "/bin/true", NULL };
+	char *unwatched[] = { fb,	"--runtime-dir", rt,   "exec",	    argv[4],
+			      "--tool", "run",		 "--", "/bin/true", NULL };
+	char *bwrap[] = { "/usr/bin/bwrap", "--unshare-all", "--ro-bind", "/",	       "/", "--dev",
+			  "/dev",	    "--proc",	     "/proc",	  "/bin/true", NULL };
 	const char *names[] = { "fork+exec /bin/true", "firebreak exec (unwatched)",
 				"firebreak exec (watched)", "bwrap --unshare-all" };
 	char *const *cmds[] = { plain, unwatched, watched, bwrap };
@@ -93,8 +96,8 @@ int main(int argc, char **argv)
 		       pct(t[k], n, 0.9), med / base);
 	}
 	for (int i = 0; i < n / 4; i++) {
-		char *c[] = { fb, "--runtime-dir", rt, "create", "bench-create", "--policy", policy,
-			      "--unwatched", NULL };
+		char *c[] = { fb,     "--runtime-dir", rt,  "create", "bench-create", "--policy",
+			      policy, "--unwatched",   NULL };
 		char *d[] = { fb, "--runtime-dir", rt, "destroy", "bench-create", NULL };
 
 		create[i] = run(c);

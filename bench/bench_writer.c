@@ -95,8 +95,8 @@ static double run(const char *dir, uint64_t n, unsigned batch, int sync_full)
 		struct writer_stats st;
 		writer_get_stats(w, &st);
 		if (st.events != n) {
-			fprintf(stderr, "lost events: %llu of %llu\n", (unsigned long long)st.events,
-				(unsigned long long)n);
+			fprintf(stderr, "lost events: %llu of %llu\n",
+				(unsigned long long)st.events, (unsigned long long)n);
 			exit(1);
 		}
 	}

@@ -13,7 +13,8 @@
 static const char usage_text[] =
 	"Usage: firebreak freeze|thaw|kill|quarantine NAME [--reason TEXT]\n"
 	"freeze stops every process of sandbox NAME where it stands (cgroup freezer), thaw lets\n"
-	"them go on, kill ends them all (cgroup.kill), quarantine freezes it and takes its link at\n"
+	"them go on, kill ends them all (cgroup.kill), quarantine freezes it and takes its link "
+	"at\n"
 	"the egress gate down (a later thaw does not bring the network back). Works on the\n"
 	"enforcer's sandboxes and, but for quarantine, on cgroups adopted with firebreak watch.\n"
 	"The action is recorded with its reason and latency.\n";

@@ -68,11 +68,13 @@ int cli_register(struct cli *cli, int argc, char **argv)
 	if ((r = parse_simple(argc, argv, 1, register_usage, NULL)) >= 0)
 		return r;
 	if (!event_sandbox_name_valid(argv[optind]))
-		return cli_fail("register", "'%s' is not a valid sandbox name (1-%d of "
-					    "[A-Za-z0-9_.-], not starting with . or -)",
+		return cli_fail("register",
+				"'%s' is not a valid sandbox name (1-%d of "
+				"[A-Za-z0-9_.-], not starting with . or -)",
 				argv[optind], FB_NAME_MAX);
-	return cli_control_simple(cli, "register",
-				  json_pack("{s:s, s:s}", "op", "register", "sandbox", argv[optind]));
+	return cli_control_simple(
+		cli, "register",
+		json_pack("{s:s, s:s}", "op", "register", "sandbox", argv[optind]));
 }
 
 int cli_status(struct cli *cli, int argc, char **argv)
@@ -106,8 +108,10 @@ int cli_status(struct cli *cli, int argc, char **argv)
 
 static const char trace_syscalls_usage[] =
 	"Usage: firebreak trace-syscalls NAME on|off\n"
-	"Switches the monitor's syscall flight recorder for sandbox NAME: every syscall its processes\n"
-	"make becomes a sys.enter event (number, name, raw arguments). An escalation: while it is on,\n"
+	"Switches the monitor's syscall flight recorder for sandbox NAME: every syscall its "
+	"processes\n"
+	"make becomes a sys.enter event (number, name, raw arguments). An escalation: while it is "
+	"on,\n"
 	"every process on this host takes the slow syscall path.\n";
 
 int cli_trace_syscalls(struct cli *cli, int argc, char **argv)

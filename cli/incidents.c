@@ -9,8 +9,10 @@
 
 static const char usage_text[] =
 	"Usage: firebreak incidents [--json]\n"
-	"Lists the incidents, newest first: the sandbox, the highest severity of its verdicts, how\n"
-	"many, and the causal story (coerced @ step N, ran cmd @ N, egress denied @ N, flagged @ N,\n"
+	"Lists the incidents, newest first: the sandbox, the highest severity of its verdicts, "
+	"how\n"
+	"many, and the causal story (coerced @ step N, ran cmd @ N, egress denied @ N, flagged @ "
+	"N,\n"
 	"killed @ N). firebreak timeline SANDBOX --incident ID prints one incident's events.\n";
 
 struct list_ctx {
@@ -30,14 +32,14 @@ static int print_one(const struct store_incident *inc, void *data)
 		st.text[0] = '\0';
 	}
 	if (x->json) {
-		json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:s, s:s}", "id",
-				      (json_int_t)inc->id, "sandbox", inc->sandbox, "severity",
-				      inc->severity, "state", inc->state, "opened_ts",
-				      (json_int_t)inc->opened_ts, "start_ts", (json_int_t)st.since,
-				      "end_ts",
-				      inc->end_ts ? json_integer((json_int_t)inc->end_ts) : json_null(),
-				      "detections", (json_int_t)inc->detections, "first_verdict",
-				      inc->summary, "story", st.text);
+		json_t *o = json_pack(
+			"{s:I, s:s, s:s, s:s, s:I, s:I, s:o, s:I, s:s, s:s}", "id",
+			(json_int_t)inc->id, "sandbox", inc->sandbox, "severity", inc->severity,
+			"state", inc->state, "opened_ts", (json_int_t)inc->opened_ts, "start_ts",
+			(json_int_t)st.since, "end_ts",
+			inc->end_ts ? json_integer((json_int_t)inc->end_ts) : json_null(),
+			"detections", (json_int_t)inc->detections, "first_verdict", inc->summary,
+			"story", st.text);
 
 		return cli_print_json(o);
 	}
@@ -74,6 +76,7 @@ int cli_incidents(struct cli *cli, int argc, char **argv)
 	r = store_incident_list(x.s, 0, print_one, &x);
 	store_close(x.s);
 	if (r < 0 || x.failed)
-		return cli_fail("incidents", "cannot read the store: %s", strerror(r < 0 ? -r : EIO));
+		return cli_fail("incidents", "cannot read the store: %s",
+				strerror(r < 0 ? -r : EIO));
 	return 0;
 }

@@ -15,20 +15,23 @@ static const struct cli_command commands[] = {
 	{ "timeline", "print one sandbox's events in time order", cli_timeline, 0 },
 	{ "incidents", "list the incidents the detectors opened, with their causal story",
 	  cli_incidents, 0 },
-	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace, 0 },
+	{ "trace", "send a tool-call trace (JSON lines on stdin) and check every ack", cli_trace,
+	  0 },
 	{ "register", "register a sandbox name with the monitor", cli_register, 0 },
 	{ "status", "ask the monitor whether it runs, and for its counters", cli_status, 0 },
-	{ "trace-syscalls", "switch a sandbox's syscall flight recorder on or off", cli_trace_syscalls,
-	  0 },
-	{ "watch", "adopt a cgroup the enforcer did not make (a container's) for monitoring", cli_watch,
-	  0 },
+	{ "trace-syscalls", "switch a sandbox's syscall flight recorder on or off",
+	  cli_trace_syscalls, 0 },
+	{ "watch", "adopt a cgroup the enforcer did not make (a container's) for monitoring",
+	  cli_watch, 0 },
 	{ "unwatch", "stop watching a cgroup adopted with watch", cli_unwatch, 0 },
-	{ "freeze", "freeze every process of a sandbox (the kill switch, reversible)", cli_action, 0 },
+	{ "freeze", "freeze every process of a sandbox (the kill switch, reversible)", cli_action,
+	  0 },
 	{ "thaw", "let a frozen sandbox's processes go on", cli_action, 0 },
 	{ "kill", "kill every process of a sandbox", cli_action, 0 },
 	{ "quarantine", "freeze a sandbox and cut its network at the gate", cli_action, 0 },
 	{ "create", "build a sandbox from a policy", cli_create, 1 },
-	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec, 1 },
+	{ "exec", "run one tool call in a sandbox, through the per-tool command gate", cli_exec,
+	  1 },
 	{ "destroy", "kill a sandbox and remove everything of it", cli_destroy, 1 },
 	{ "gc", "remove what crashed runs left behind", cli_gc, 1 },
 	{ "policy", "check a policy file and run its test vectors", cli_policy, 0 },
@@ -39,14 +42,16 @@ static const struct cli_command commands[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: firebreak [--config FILE] [--db PATH] [--runtime-dir DIR] COMMAND [ARGS]\n"
-		   "\nCommands:\n");
+	fprintf(f,
+		"Usage: firebreak [--config FILE] [--db PATH] [--runtime-dir DIR] COMMAND [ARGS]\n"
+		"\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'firebreak COMMAND --help' tells more. Environment (read-only commands only;\n"
-		   "create, exec, destroy and gc take flags or the config file, never the\n"
-		   "environment): FIREBREAK_CONFIG, FIREBREAK_DB, FIREBREAK_RUNTIME_DIR.\n"
-		   "Exit codes: 0 ok, 1 error, 2 usage.\n");
+	fprintf(f,
+		"\n'firebreak COMMAND --help' tells more. Environment (read-only commands only;\n"
+		"create, exec, destroy and gc take flags or the config file, never the\n"
+		"environment): FIREBREAK_CONFIG, FIREBREAK_DB, FIREBREAK_RUNTIME_DIR.\n"
+		"Exit codes: 0 ok, 1 error, 2 usage.\n");
 }
 
 int cli_print_json(json_t *o)
@@ -159,7 +164,7 @@ int cli_control(struct cli *cli, json_t *req, json_t **ret)
 /* The options before the command name. */
 struct global {
 	const char *config_path, *db, *runtime;
-	int required;	/* the config file named must exist */
+	int required; /* the config file named must exist */
 };
 
 /* Reads the global options up to the command name; returns CLI_CONTINUE or the exit code. */

@@ -72,8 +72,8 @@ static int check(const char *file, int quiet, unsigned flags)
 		what = describe(t);
 		printf("%s:%u:%u: test %zu failed: tool %s %s: expected %s%s%s%s, got %s\n", file,
 		       t->line, t->col, i, t->tool, what ? what : "?",
-		       t->expect_allow ? "allow" : "deny", t->rule ? " (" : "", t->rule ? t->rule : "",
-		       t->rule ? ")" : "", d.message);
+		       t->expect_allow ? "allow" : "deny", t->rule ? " (" : "",
+		       t->rule ? t->rule : "", t->rule ? ")" : "", d.message);
 	}
 	if (!quiet || passed < n)
 		printf("%s: %zu tests, %zu passed, %zu failed\n", file, n, passed, n - passed);

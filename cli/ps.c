@@ -9,7 +9,8 @@
 
 static const char usage_text[] =
 	"Usage: firebreak ps [--json]\n"
-	"Lists every sandbox: those the monitor's store knows, and those the enforcer runs on this\n"
+	"Lists every sandbox: those the monitor's store knows, and those the enforcer runs on "
+	"this\n"
 	"host (unwatched ones too): name, state, tool-call steps, last event, created. The state\n"
 	"is the enforcer's where it has the sandbox (running, or dead: its init is gone, run\n"
 	"firebreak gc), else the monitor's.\n"
@@ -73,8 +74,8 @@ static int print_text(const struct store_sandbox *sb, void *data)
 		time_format_rfc3339(sb->last_ts, last, sizeof(last));
 	else
 		strcpy(last, "-");
-	printf("%-24s %-11s %7lld  %-30s %s\n", sb->name, state,
-	       (long long)sb->steps, last, created);
+	printf("%-24s %-11s %7lld  %-30s %s\n", sb->name, state, (long long)sb->steps, last,
+	       created);
 	return 0;
 }
 
@@ -82,8 +83,7 @@ static int print_json(const struct store_sandbox *sb, void *data)
 {
 	const char *state = shown_state(data, sb);
 	json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:o, s:s, s:s}", "id",
-			      (json_int_t)sb->id, "name", sb->name, "state", state,
-			      "steps",
+			      (json_int_t)sb->id, "name", sb->name, "state", state, "steps",
 			      (json_int_t)sb->steps, "created_ts", (json_int_t)sb->created_ts,
 			      "updated_ts", (json_int_t)sb->updated_ts, "last_event_ts",
 			      sb->last_ts > 0 ? json_integer(sb->last_ts) : json_null(), "cgroup",
@@ -135,10 +135,11 @@ int cli_ps(struct cli *cli, int argc, char **argv)
 			continue;
 		time_format_rfc3339(l->created[i], created, sizeof(created));
 		if (json)
-			printf("{\"name\":\"%s\",\"state\":\"%s\",\"created_ts\":%lld}\n", l->names[i],
-			       state, (long long)l->created[i]);
+			printf("{\"name\":\"%s\",\"state\":\"%s\",\"created_ts\":%lld}\n",
+			       l->names[i], state, (long long)l->created[i]);
 		else
-			printf("%-24s %-11s %7s  %-30s %s\n", l->names[i], state, "-", "-", created);
+			printf("%-24s %-11s %7s  %-30s %s\n", l->names[i], state, "-", "-",
+			       created);
 	}
 	return 0;
 }

@@ -28,7 +28,8 @@
 
 static const char export_usage[] =
 	"Usage: firebreak export INCIDENT|SANDBOX -o FILE\n"
-	"Writes a self-contained bundle (a SQLite file of the store's schema): the sandbox, its steps,\n"
+	"Writes a self-contained bundle (a SQLite file of the store's schema): the sandbox, its "
+	"steps,\n"
 	"events, verdicts, actions and incidents (for an incident, up to its end), and the exact\n"
 	"policies with their hashes. `firebreak replay FILE` reads it on any machine.\n";
 
@@ -36,11 +37,13 @@ static const char replay_usage[] =
 	"Usage: firebreak replay INCIDENT|SANDBOX|BUNDLE [--policy FILE] [--json] [--summary]\n"
 	"                        [--pace fast|real|Nx]\n"
 	"       firebreak replay --all [--policy FILE] [--json] [BUNDLE...]\n"
-	"Feeds the recorded events through the same detectors, in the order the monitor saw them, and\n"
+	"Feeds the recorded events through the same detectors, in the order the monitor saw them, "
+	"and\n"
 	"prints the timeline with the replayed verdicts and the causal summary.\n"
 	"  (no --policy)   the recorded policy: the verdicts must equal the recorded ones; any\n"
 	"                  difference is printed as a determinism bug and the exit status is 1\n"
-	"  --policy FILE   another policy: prints the verdicts added, removed and changed, and the\n"
+	"  --policy FILE   another policy: prints the verdicts added, removed and changed, and "
+	"the\n"
 	"                  earliest point where it would have acted, and how\n"
 	"  --all           every sandbox of the store (or the BUNDLEs): per rule, what fired\n"
 	"  --summary       the verdicts and the summary only, not every event\n"
@@ -124,15 +127,16 @@ int cli_export(struct cli *cli, int argc, char **argv)
 	close(fd);
 	sqlite3_free(bytes);
 	printf("bundle %s: sandbox %s%s%s, %zu bytes, schema %d\n", out, sb.name,
-	       inc.id ? ", incident " : "", inc.id ? argv[optind] : "", len, store_latest_version());
+	       inc.id ? ", incident " : "", inc.id ? argv[optind] : "", len,
+	       store_latest_version());
 	return 0;
 }
 
 /* How events are shown as they are replayed. */
 struct show {
 	int json, quiet;
-	double pace;	  /* 0: as fast as it goes; 1: the recorded pace; N: N times faster */
-	int64_t since;	  /* print from here (an incident's window) */
+	double pace;   /* 0: as fast as it goes; 1: the recorded pace; N: N times faster */
+	int64_t since; /* print from here (an incident's window) */
 	int64_t last_ts;
 	uint64_t last_mono;
 };
@@ -199,20 +203,23 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 		size_t n = res->n_recorded > res->n_replayed ? res->n_recorded : res->n_replayed;
 
 		for (size_t i = 0; i < n; i++) {
-			const struct replay_verdict *a = i < res->n_recorded ? &res->recorded[i] : NULL;
-			const struct replay_verdict *b = i < res->n_replayed ? &res->replayed[i] : NULL;
+			const struct replay_verdict *a =
+				i < res->n_recorded ? &res->recorded[i] : NULL;
+			const struct replay_verdict *b =
+				i < res->n_replayed ? &res->replayed[i] : NULL;
 
 			if (!replay_differs(res, i))
 				continue;
 			diffs++;
 			if (json) {
-				cli_print_json(json_pack("{s:s, s:s, s:I, s:s, s:s}", "kind",
-							 "determinism_bug", "sandbox", name, "index",
-							 (json_int_t)i, "recorded", a ? a->rule : "",
-							 "replayed", b ? b->rule : ""));
+				cli_print_json(json_pack(
+					"{s:s, s:s, s:I, s:s, s:s}", "kind", "determinism_bug",
+					"sandbox", name, "index", (json_int_t)i, "recorded",
+					a ? a->rule : "", "replayed", b ? b->rule : ""));
 				continue;
 			}
-			printf("DETERMINISM BUG in %s, verdict %zu: recorded %s%s%s, replayed %s%s%s\n",
+			printf("DETERMINISM BUG in %s, verdict %zu: recorded %s%s%s, replayed "
+			       "%s%s%s\n",
 			       name, i + 1, a ? a->rule : "nothing", a ? " " : "",
 			       a ? a->severity : "", b ? b->rule : "nothing", b ? " " : "",
 			       b ? b->severity : "");
@@ -227,9 +234,9 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 			continue;
 		diffs++;
 		if (!json)
-			printf("%s %s: %s (%s) -> %s at event %" PRId64 "%s%s%s\n", a ? "CHANGED" : "ADDED",
-			       name, b->rule, b->severity, b->action, b->at_id, a ? " (was " : "",
-			       a ? a->severity : "", a ? ")" : "");
+			printf("%s %s: %s (%s) -> %s at event %" PRId64 "%s%s%s\n",
+			       a ? "CHANGED" : "ADDED", name, b->rule, b->severity, b->action,
+			       b->at_id, a ? " (was " : "", a ? a->severity : "", a ? ")" : "");
 		else
 			print_verdict(b, 1, a ? "changed" : "added");
 	}
@@ -240,8 +247,8 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 			continue;
 		diffs++;
 		if (!json)
-			printf("REMOVED %s: %s (%s), recorded at event %" PRId64 "\n", name, a->rule,
-			       a->severity, a->at_id);
+			printf("REMOVED %s: %s (%s), recorded at event %" PRId64 "\n", name,
+			       a->rule, a->severity, a->at_id);
 		else
 			print_verdict(a, 1, "removed");
 	}
@@ -257,8 +264,9 @@ static void when_acted(const struct replay_result *res, int json)
 	if (json) {
 		cli_print_json(json_pack(
 			"{s:s, s:o, s:o}", "kind", "first_action", "recorded",
-			ra ? json_pack("{s:s, s:s, s:I, s:I}", "action", ra->action, "rule", ra->rule,
-				       "trigger_ts", (json_int_t)ra->ts, "step", (json_int_t)ra->step)
+			ra ? json_pack("{s:s, s:s, s:I, s:I}", "action", ra->action, "rule",
+				       ra->rule, "trigger_ts", (json_int_t)ra->ts, "step",
+				       (json_int_t)ra->step)
 			   : json_null(),
 			"would_have",
 			rb ? json_pack("{s:s, s:s, s:I, s:I, s:I}", "action", rb->action, "rule",
@@ -398,8 +406,8 @@ static int replay_all(struct cli *cli, const struct policy *policy, int json, ch
 						 c->rule, "recorded", (json_int_t)c->recorded,
 						 "replayed", (json_int_t)c->replayed));
 		else
-			printf("%-28s recorded %6" PRIu64 "   %s %6" PRIu64 "\n", c->rule, c->recorded,
-			       policy ? "would fire" : "replayed", c->replayed);
+			printf("%-28s recorded %6" PRIu64 "   %s %6" PRIu64 "\n", c->rule,
+			       c->recorded, policy ? "would fire" : "replayed", c->replayed);
 		free(c);
 	}
 	hashmap_free(a.rules);
@@ -407,13 +415,12 @@ static int replay_all(struct cli *cli, const struct policy *policy, int json, ch
 		cli_print_json(json_pack("{s:s, s:I, s:I, s:I, s:I, s:f}", "kind", "summary",
 					 "sandboxes", (json_int_t)a.sandboxes, "events",
 					 (json_int_t)a.events, "differences", (json_int_t)a.diffs,
-					 "missing_policies", (json_int_t)a.missing, "seconds", a.secs));
+					 "missing_policies", (json_int_t)a.missing, "seconds",
+					 a.secs));
 	else
-		printf("%" PRIu64 " sandboxes, %" PRIu64 " events in %.3f s: %" PRIu64
-		       " %s%s\n",
+		printf("%" PRIu64 " sandboxes, %" PRIu64 " events in %.3f s: %" PRIu64 " %s%s\n",
 		       a.sandboxes, a.events, a.secs, a.diffs,
-		       policy ? "verdicts differ from the recorded ones"
-			      : "determinism bugs",
+		       policy ? "verdicts differ from the recorded ones" : "determinism bugs",
 		       a.missing ? " (some recorded policies were missing)" : "");
 	if (r < 0)
 		return 1;
@@ -470,14 +477,14 @@ static void print_summary(struct store *s, const struct store_sandbox *sb,
 	int other = a->policy_path != NULL; /* another policy than the recorded one */
 
 	if (a->sh.json) {
-		cli_print_json(json_pack(
-			"{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:f}", "kind",
-			"summary", "sandbox", sb->name, "events", (json_int_t)res->events, "fed",
-			(json_int_t)res->fed, "epochs", (json_int_t)res->epochs, "recorded",
-			(json_int_t)res->n_recorded, "replayed", (json_int_t)res->n_replayed,
-			"differences", (json_int_t)diffs, "policy",
-			other ? a->policy_path : "recorded", "missing_policy",
-			res->missing_policy, "seconds", secs));
+		cli_print_json(
+			json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:b, s:f}", "kind",
+				  "summary", "sandbox", sb->name, "events", (json_int_t)res->events,
+				  "fed", (json_int_t)res->fed, "epochs", (json_int_t)res->epochs,
+				  "recorded", (json_int_t)res->n_recorded, "replayed",
+				  (json_int_t)res->n_replayed, "differences", (json_int_t)diffs,
+				  "policy", other ? a->policy_path : "recorded", "missing_policy",
+				  res->missing_policy, "seconds", secs));
 		return;
 	}
 	if (inc->id) {
@@ -490,15 +497,15 @@ static void print_summary(struct store *s, const struct store_sandbox *sb,
 	       "%.3f s; %zu verdicts recorded, %zu replayed: %s\n",
 	       sb->name, res->events, res->fed, res->epochs, res->epochs == 1 ? "" : "s", secs,
 	       res->n_recorded, res->n_replayed,
-	       other ? (diffs ? "the new policy differs" : "the new policy agrees")
+	       other   ? (diffs ? "the new policy differs" : "the new policy agrees")
 	       : diffs ? "DETERMINISM BUG"
 		       : "identical");
 }
 
 /* Replays the sandbox of one store or bundle, compares and summarises; returns the exit code. */
 static int replay_and_report(struct store *s, const struct store_sandbox *sb,
-			      const struct store_incident *inc, const struct policy *policy,
-			      struct replay_args *a, int is_bundle)
+			     const struct store_incident *inc, const struct policy *policy,
+			     struct replay_args *a, int is_bundle)
 {
 	struct replay_opts o = { .on_event = on_event, .data = &a->sh, .policy = policy };
 	struct replay_result res;

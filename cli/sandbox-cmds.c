@@ -11,9 +11,11 @@
 
 static const char create_usage[] =
 	"Usage: firebreak create NAME --policy FILE [--unwatched] [--uplink IFACE]\n"
-	"Builds sandbox NAME: cgroup firebreak/NAME with the policy's caps, held by an init in new\n"
+	"Builds sandbox NAME: cgroup firebreak/NAME with the policy's caps, held by an init in "
+	"new\n"
 	"mount, pid, net, ipc, uts and cgroup namespaces, and registers it with the monitor.\n"
-	"  --policy FILE   the policy (see docs/policy.md); it is copied, later edits change nothing\n"
+	"  --policy FILE   the policy (see docs/policy.md); it is copied, later edits change "
+	"nothing\n"
 	"  --unwatched     create it even with no monitor running (only to test the enforcer)\n"
 	"  --uplink IFACE  when this create brings the egress gate up, connect it to the host\n"
 	"                  through IFACE with NAT (allowlisted destinations only); without it\n"
@@ -28,13 +30,14 @@ static const char exec_usage[] =
 	"  --step N        the step number (default: the sandbox's next)\n"
 	"  --call-id ID    the tool call's id (gen_ai.tool.call.id), to join the agent's trace\n";
 
-static const char destroy_usage[] =
-	"Usage: firebreak destroy NAME\n"
-	"Kills whatever runs in sandbox NAME and removes its cgroups, namespaces, mounts and state.\n";
+static const char destroy_usage[] = "Usage: firebreak destroy NAME\n"
+				    "Kills whatever runs in sandbox NAME and removes its cgroups, "
+				    "namespaces, mounts and state.\n";
 
-static const char gc_usage[] = "Usage: firebreak gc\n"
-			       "Removes what crashed runs left behind: sandboxes whose init is gone\n"
-			       "and cgroups under firebreak/ without a sandbox.\n";
+static const char gc_usage[] =
+	"Usage: firebreak gc\n"
+	"Removes what crashed runs left behind: sandboxes whose init is gone\n"
+	"and cgroups under firebreak/ without a sandbox.\n";
 
 static int only_help(int argc, char **argv, const char *usage_text)
 {

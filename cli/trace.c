@@ -41,8 +41,8 @@ struct sender {
 	int fd;
 	struct pending *ring; /* lines sent (or to resend), oldest first */
 	size_t cap, head, count;
-	size_t sent;	      /* of the ring's lines, how many went out on this connection */
-	size_t sent_off;      /* bytes of ring line `sent` already written */
+	size_t sent;	 /* of the ring's lines, how many went out on this connection */
+	size_t sent_off; /* bytes of ring line `sent` already written */
 	char rbuf[8192];
 	size_t rlen;
 	uint64_t ok, duplicates, refused, reconnects;
@@ -155,7 +155,8 @@ static int connect_with_retry(struct sender *s)
 			return 0;
 		}
 		if (s->retry_ns <= 0 || time_mono_ns() >= deadline)
-			return cli_fail("trace", "cannot connect to %s: %s", s->path, strerror(-fd)),
+			return cli_fail("trace", "cannot connect to %s: %s", s->path,
+					strerror(-fd)),
 			       fd;
 		nanosleep(&(struct timespec){ 0, 100 * NSEC_PER_MSEC }, NULL);
 	}
@@ -169,8 +170,9 @@ static int reconnect(struct sender *s)
 	close(s->fd);
 	s->fd = -1;
 	if (s->retry_ns <= 0)
-		return cli_fail("trace", "lost the connection to the monitor with %zu lines "
-					 "unacknowledged (use --retry-for to resend them)",
+		return cli_fail("trace",
+				"lost the connection to the monitor with %zu lines "
+				"unacknowledged (use --retry-for to resend them)",
 				s->count),
 		       -ECONNRESET;
 	s->reconnects++;

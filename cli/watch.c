@@ -17,9 +17,11 @@
 static const char watch_usage[] =
 	"Usage: firebreak watch CGROUP --name NAME [--policy FILE]\n"
 	"Adopts CGROUP (a path under the cgroup v2 mount, absolute or relative to it, outside\n"
-	"firebreak/) as sandbox NAME: its processes, sockets, seccomp refusals and resource use are\n"
+	"firebreak/) as sandbox NAME: its processes, sockets, seccomp refusals and resource use "
+	"are\n"
 	"recorded as a sandbox's are. None of the enforcer's layers apply (no command gate, no\n"
-	"egress gate, no seccomp filter of ours). --policy names the policy its detectors use; its\n"
+	"egress gate, no seccomp filter of ours). --policy names the policy its detectors use; "
+	"its\n"
 	"hash is recorded. Only root may adopt a cgroup.\n";
 
 static const char unwatch_usage[] =
@@ -37,7 +39,8 @@ static int cgroup_relative(const char *arg, char *buf, size_t size)
 			return cli_fail("watch", "no cgroup v2 hierarchy is mounted");
 		n = strlen(l->v2);
 		if (strncmp(arg, l->v2, n) != 0 || (arg[n] != '/' && arg[n] != '\0'))
-			return cli_fail("watch", "%s is not under the cgroup v2 mount %s", arg, l->v2);
+			return cli_fail("watch", "%s is not under the cgroup v2 mount %s", arg,
+					l->v2);
 		arg += n;
 		while (*arg == '/')
 			arg++;

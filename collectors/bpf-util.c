@@ -10,7 +10,8 @@
 
 uint64_t bpf_percpu_sum(int map_fd, uint32_t key)
 {
-	static uint64_t per[CPUS_MAX]; /* static: 8 KiB; the collectors run on the loop thread only */
+	static uint64_t
+		per[CPUS_MAX]; /* static: 8 KiB; the collectors run on the loop thread only */
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t sum = 0;
 

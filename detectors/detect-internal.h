@@ -8,7 +8,7 @@
 #define DETECT_TOOLS_MAX 128
 #define DETECT_PROGRAMS_MAX 16 /* per tool: its commands' programs and its children */
 #define DETECT_STEPS_MAX 16    /* running steps whose gate-approved program is remembered */
-#define DETECT_DENIALS_MAX 64 /* refused attempts remembered for the burst and scan rules */
+#define DETECT_DENIALS_MAX 64  /* refused attempts remembered for the burst and scan rules */
 
 struct detect_denial {
 	int64_t ts;
@@ -30,7 +30,7 @@ struct detect_state {
 		size_t n_programs;
 		char *children[DETECT_PROGRAMS_MAX]; /* globs */
 		size_t n_children;
-	} *tools; /* n_tools of them: a sandbox's state is as small as its policy */
+	} * tools; /* n_tools of them: a sandbox's state is as small as its policy */
 	enum policy_action actions[POLICY_SEVERITIES];
 	char **off; /* rule ids switched off, NULL-terminated (owned) */
 
@@ -49,7 +49,7 @@ struct detect_state {
 
 	/* Resource counters of the sandbox's cgroup, as last seen. */
 	int64_t oom_kills, pids_max_hits;
-	int memory_near; /* reported near its cap; re-armed below 80% */
+	int memory_near;    /* reported near its cap; re-armed below 80% */
 	int workspace_near; /* the same for the workspace */
 	/* CPU: where the current window started (ts, throttled us); saturated was reported. */
 	int64_t cpu_ts, cpu_throttled;

@@ -26,10 +26,10 @@ const char *detect_severity_name(enum detect_severity s)
 /* Whether name (a program's base name) is an interpreter: runs code it is given. */
 int detect_interpreter(const char *path)
 {
-	static const char *const exact[] = { "sh",   "bash", "dash", "zsh",	"ksh",	   "mksh",
-					     "csh",  "tcsh", "fish", "busybox", "node",	   "nodejs",
+	static const char *const exact[] = { "sh",   "bash", "dash", "zsh",	"ksh",	"mksh",
+					     "csh",  "tcsh", "fish", "busybox", "node", "nodejs",
 					     "deno", "bun",  "pwsh", "Rscript", NULL };
-	static const char *const versioned[] = { "python", "perl", "ruby", "php",
+	static const char *const versioned[] = { "python", "perl",  "ruby", "php",
 						 "lua",	   "tclsh", "wish", NULL };
 	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
@@ -62,7 +62,7 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 		;
 	if (policy_tool_count(p) &&
 	    !(st->tools = calloc(policy_tool_count(p) < DETECT_TOOLS_MAX ? policy_tool_count(p)
-									: DETECT_TOOLS_MAX,
+									 : DETECT_TOOLS_MAX,
 				 sizeof(*st->tools))))
 		return -ENOMEM;
 	if (n_off && !(st->off = calloc(n_off + 1, sizeof(*st->off))))
@@ -164,7 +164,7 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 
 /* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
 static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
-				       struct detect_verdict *out, size_t max) = {
+				      struct detect_verdict *out, size_t max) = {
 	detect_rules_net,
 	detect_rules_host,
 	detect_rules_behavior,

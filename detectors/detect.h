@@ -31,8 +31,8 @@ enum detect_severity {
 struct detect_verdict {
 	const char *rule; /* a static rule id, "net.metadata" */
 	enum detect_severity severity;
-	int64_t ts;	  /* the triggering event's */
-	int64_t step;	  /* its step, EVENT_STEP_NONE if none */
+	int64_t ts;   /* the triggering event's */
+	int64_t step; /* its step, EVENT_STEP_NONE if none */
 	char tool[FB_TOOL_MAX + 1];
 	int64_t event_ids[DETECT_IDS_MAX]; /* the triggering events, oldest first */
 	size_t n_ids;
@@ -41,10 +41,10 @@ struct detect_verdict {
 
 /* The thresholds (docs/detectors.md gives the defaults, detect_config_defaults sets them). */
 struct detect_config {
-	unsigned deny_burst_count;     /* refused or dropped connection attempts ... */
-	int64_t deny_burst_window_ns;  /* ... within this window: a burst */
-	unsigned deny_distinct;	       /* distinct refused destinations within the window: a scan */
-	int64_t cpu_window_ns;	       /* throttled half of such a window or more: saturated */
+	unsigned deny_burst_count;    /* refused or dropped connection attempts ... */
+	int64_t deny_burst_window_ns; /* ... within this window: a burst */
+	unsigned deny_distinct;	      /* distinct refused destinations within the window: a scan */
+	int64_t cpu_window_ns;	      /* throttled half of such a window or more: saturated */
 };
 
 void detect_config_defaults(struct detect_config *c);

@@ -108,8 +108,8 @@ static int start_epoch(struct run *r, size_t i)
 	return rc;
 }
 
-static void replayed_from(const struct detect_state *st, const struct detect_verdict *v,
-			  int64_t at, struct replay_verdict *out)
+static void replayed_from(const struct detect_state *st, const struct detect_verdict *v, int64_t at,
+			  struct replay_verdict *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->at_id = at;
@@ -117,7 +117,8 @@ static void replayed_from(const struct detect_state *st, const struct detect_ver
 	out->step = v->step;
 	strscpy(out->rule, sizeof(out->rule), v->rule);
 	strscpy(out->severity, sizeof(out->severity), detect_severity_name(v->severity));
-	strscpy(out->action, sizeof(out->action), policy_action_name(detect_action(st, v->severity)));
+	strscpy(out->action, sizeof(out->action),
+		policy_action_name(detect_action(st, v->severity)));
 	strscpy(out->reason, sizeof(out->reason), v->reason);
 	out->n_ids = v->n_ids;
 	memcpy(out->event_ids, v->event_ids, v->n_ids * sizeof(v->event_ids[0]));
@@ -143,7 +144,8 @@ static int recorded_from(const struct event *ev, struct replay_verdict *out)
 	strscpy(out->reason, sizeof(out->reason),
 		json_string_value(json_object_get(f, "reason")) ?: "");
 	ids = json_object_get(f, "event_ids");
-	json_array_foreach(ids, i, x) {
+	json_array_foreach(ids, i, x)
+	{
 		if (out->n_ids < DETECT_IDS_MAX)
 			out->event_ids[out->n_ids++] = json_integer_value(x);
 	}

@@ -21,12 +21,12 @@ struct policy;
 
 /* A verdict, recorded (its "verdict" event) or replayed. */
 struct replay_verdict {
-	int64_t at_id;	   /* recorded: the verdict event's id; replayed: the event that fired it */
-	int64_t ts;	   /* the triggering event's */
-	int64_t step;	   /* EVENT_STEP_NONE if none */
+	int64_t at_id; /* recorded: the verdict event's id; replayed: the event that fired it */
+	int64_t ts;    /* the triggering event's */
+	int64_t step;  /* EVENT_STEP_NONE if none */
 	char rule[48];
 	char severity[16];
-	char action[48];   /* replayed: what the policy says (kill...); recorded: what was done */
+	char action[48]; /* replayed: what the policy says (kill...); recorded: what was done */
 	char reason[256];
 	int64_t event_ids[DETECT_IDS_MAX];
 	size_t n_ids;
@@ -35,10 +35,10 @@ struct replay_verdict {
 struct replay_result {
 	struct replay_verdict *recorded, *replayed;
 	size_t n_recorded, n_replayed;
-	uint64_t events, fed;	/* the sandbox's events; those fed to the detectors */
-	unsigned epochs;	/* detector states (monitor restarts start new ones) */
-	char policy[80];	/* the policy judged by: its hash, or "FILE" given, or "" for none */
-	int missing_policy;	/* a recorded policy was not in the store or bundle */
+	uint64_t events, fed; /* the sandbox's events; those fed to the detectors */
+	unsigned epochs;      /* detector states (monitor restarts start new ones) */
+	char policy[80];      /* the policy judged by: its hash, or "FILE" given, or "" for none */
+	int missing_policy;   /* a recorded policy was not in the store or bundle */
 };
 
 struct replay_opts {
@@ -75,7 +75,8 @@ int replay_differs(const struct replay_result *res, size_t i);
 
 /* Under another policy, replayed verdict i: its recorded finding in *ret_was (NULL: added),
  * and whether it is a change (same finding, another severity); 0 if it is the same. */
-int replay_changed(const struct replay_result *res, size_t i, const struct replay_verdict **ret_was);
+int replay_changed(const struct replay_result *res, size_t i,
+		   const struct replay_verdict **ret_was);
 
 /* Whether recorded verdict j has no replayed verdict of the same finding (removed). */
 int replay_removed(const struct replay_result *res, size_t j);

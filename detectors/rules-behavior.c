@@ -16,8 +16,7 @@ static int program_match(const char *allowed, const char *path)
 {
 	size_t n = strlen(allowed);
 
-	return strncmp(allowed, path, n) == 0 &&
-	       path[n + strspn(path + n, "0123456789.")] == '\0';
+	return strncmp(allowed, path, n) == 0 && path[n + strspn(path + n, "0123456789.")] == '\0';
 }
 
 static const char *step_program(const struct detect_state *st, int64_t step)
@@ -82,7 +81,7 @@ size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 
 		st->steps[i].step = ev->step;
 		if (!event_field_str(ev, "program", st->steps[i].program,
-				      sizeof(st->steps[i].program)))
+				     sizeof(st->steps[i].program)))
 			st->steps[i].program[0] = '\0';
 		return 0;
 	}

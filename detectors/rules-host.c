@@ -19,23 +19,70 @@ static int escape_class(const char *name)
 {
 	static const char *const names[] = {
 		/* mounts and namespaces */
-		"mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "fsopen", "fsmount",
-		"fsconfig", "fspick", "move_mount", "open_tree", "mount_setattr",
+		"mount",
+		"umount2",
+		"pivot_root",
+		"chroot",
+		"unshare",
+		"setns",
+		"fsopen",
+		"fsmount",
+		"fsconfig",
+		"fspick",
+		"move_mount",
+		"open_tree",
+		"mount_setattr",
 		/* the kernel itself */
-		"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "bpf",
-		"perf_event_open", "lookup_dcookie", "userfaultfd", "io_uring_setup", "io_uring_enter",
+		"init_module",
+		"finit_module",
+		"delete_module",
+		"kexec_load",
+		"kexec_file_load",
+		"bpf",
+		"perf_event_open",
+		"lookup_dcookie",
+		"userfaultfd",
+		"io_uring_setup",
+		"io_uring_enter",
 		"io_uring_register",
 		/* other processes */
-		"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+		"ptrace",
+		"process_vm_readv",
+		"process_vm_writev",
+		"pidfd_getfd",
 		/* keyrings, handles, the hardware, the host */
-		"keyctl", "add_key", "request_key", "open_by_handle_at", "name_to_handle_at", "iopl",
-		"ioperm", "vm86", "vm86old", "reboot", "swapon", "swapoff", "acct", "quotactl",
-		"quotactl_fd", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog",
+		"keyctl",
+		"add_key",
+		"request_key",
+		"open_by_handle_at",
+		"name_to_handle_at",
+		"iopl",
+		"ioperm",
+		"vm86",
+		"vm86old",
+		"reboot",
+		"swapon",
+		"swapoff",
+		"acct",
+		"quotactl",
+		"quotactl_fd",
+		"settimeofday",
+		"clock_settime",
+		"clock_adjtime",
+		"adjtimex",
+		"syslog",
 		"fanotify_init",
-		/* identities: the sandbox's second filter refuses any change away from the tool's own
-		 * uid and gid (enforcer/seccomp-ids.c) */
-		"setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setfsuid",
-		"setfsgid", "setgroups",
+		/* identities: the sandbox's second filter refuses any change away from the tool's
+		 * own uid and gid (enforcer/seccomp-ids.c) */
+		"setuid",
+		"setgid",
+		"setreuid",
+		"setregid",
+		"setresuid",
+		"setresgid",
+		"setfsuid",
+		"setfsgid",
+		"setgroups",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -65,8 +112,7 @@ static int near_cap(const struct event *ev, const char *use_key, const char *cap
 {
 	int64_t cur, cap;
 
-	if (!event_field_int(ev, cap_key, &cap) || cap <= 0 ||
-	    !event_field_int(ev, use_key, &cur))
+	if (!event_field_int(ev, cap_key, &cap) || cap <= 0 || !event_field_int(ev, use_key, &cur))
 		return 0;
 	if (cur * 10 < cap * 8)
 		*near = 0;
@@ -138,8 +184,8 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 		if (!event_field_str(ev, "path", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");
 		detect_verdict_init(out, ev, RULE_ESCAPE_MONITOR_SOCKET, DETECT_CRITICAL);
-		snprintf(out->reason, sizeof(out->reason), "a unix socket of the monitor's asked for: %s",
-			 what);
+		snprintf(out->reason, sizeof(out->reason),
+			 "a unix socket of the monitor's asked for: %s", what);
 		return 1;
 	}
 	return 0;

@@ -46,7 +46,8 @@ static void window_ids(const struct detect_state *st, int64_t now, struct detect
 
 	v->n_ids = 0;
 	for (size_t i = st->den_n; i-- > 0 && k < DETECT_IDS_MAX;) {
-		const struct detect_denial *d = &st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
+		const struct detect_denial *d =
+			&st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
 
 		if (now - d->ts > st->cfg.deny_burst_window_ns)
 			break;
@@ -64,7 +65,8 @@ static void window_counts(const struct detect_state *st, int64_t now, unsigned *
 	unsigned n = 0, distinct = 0;
 
 	for (size_t i = st->den_n; i-- > 0;) {
-		const struct detect_denial *d = &st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
+		const struct detect_denial *d =
+			&st->denials[(st->den_head + i) % DETECT_DENIALS_MAX];
 		unsigned j;
 
 		if (now - d->ts > st->cfg.deny_burst_window_ns)
@@ -93,10 +95,11 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 		if (event_field_str(ev, "family", family, sizeof(family)) &&
 		    (strcmp(family, "inet") == 0 || strcmp(family, "inet6") == 0) &&
 		    tool_without_network(st, ev) && k < max) {
-			detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
+			detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE,
+					    DETECT_HIGH);
 			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "tool %s, whose scope opens no egress, made an %s socket", ev->tool,
-				 family);
+				 "tool %s, whose scope opens no egress, made an %s socket",
+				 ev->tool, family);
 			k++;
 		}
 		return k;
@@ -108,7 +111,8 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 	if (metadata_address(dst) && k < max) {
 		detect_verdict_init(&out[k], ev, RULE_NET_METADATA, DETECT_CRITICAL);
 		snprintf(out[k].reason, sizeof(out[k].reason),
-			 "%s to the cloud metadata service %s", denied ? "packets" : "an attempt", dst);
+			 "%s to the cloud metadata service %s", denied ? "packets" : "an attempt",
+			 dst);
 		k++;
 	}
 	if (connect && tool_without_network(st, ev) && k < max) {

@@ -78,9 +78,8 @@ static int write_file(const char *path, const char *text)
  * caller holds until the state is saved), the gate's rules, the per-tool kernel hooks on its
  * cgroup, its resolv.conf and its DNS gate. *attached says whether there is anything to undo.
  */
-static int connect_network(const struct config *cfg, const char *name, const char *rel,
-			   pid_t pid, const struct policy *policy, struct sandbox_state *st,
-			   int *attached)
+static int connect_network(const struct config *cfg, const char *name, const char *rel, pid_t pid,
+			   const struct policy *policy, struct sandbox_state *st, int *attached)
 {
 	char cgdir[PATH_MAX], line[128], resolv[64];
 	struct egress_link l;
@@ -109,8 +108,9 @@ static int connect_network(const struct config *cfg, const char *name, const cha
 /* Forks the init into new mount, pid, net, ipc and uts namespaces; returns its pid or -errno. */
 static pid_t clone_init(const struct sandbox_init_args *a, int parent_go, int parent_report)
 {
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
-						      CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+	pid_t pid = (pid_t)syscall(SYS_clone,
+				   CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+					   CLONE_NEWUTS | SIGCHLD,
 				   NULL, NULL, NULL, 0);
 
 	if (pid < 0)
@@ -207,9 +207,10 @@ static int create_check_monitor(struct create_run *c)
 	int r;
 
 	if (c->unwatched) {
-		fprintf(stderr, "firebreak create: WARNING: sandbox %s is UNWATCHED: no monitor records "
-				"or stops what runs in it. --unwatched exists to test the enforcer "
-				"alone.\n",
+		fprintf(stderr,
+			"firebreak create: WARNING: sandbox %s is UNWATCHED: no monitor records "
+			"or stops what runs in it. --unwatched exists to test the enforcer "
+			"alone.\n",
 			c->name);
 	} else if ((r = report_open(c->cfg, &c->rp)) < 0) {
 		log_error("firebreak create: no monitor answers at %s (%s); refusing to create an "

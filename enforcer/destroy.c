@@ -78,7 +78,8 @@ int sandbox_destroy(const struct config *cfg, const char *name)
 	int r;
 
 	if (!event_sandbox_name_valid(name))
-		return log_error("firebreak destroy: '%s' is not a valid sandbox name", name), -EINVAL;
+		return log_error("firebreak destroy: '%s' is not a valid sandbox name", name),
+		       -EINVAL;
 	r = remove_sandbox(cfg, name);
 	if (r == -ENOENT)
 		return log_error("firebreak destroy: no sandbox named %s", name), r;
@@ -125,7 +126,8 @@ static int gc_cgroup(const char *name, void *data)
 	 * live sandbox of another runtime dir. Only an empty one is certainly a leftover. */
 	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
 	if (cgroup_populated(rel) == 1) {
-		log_info("firebreak gc: left " CGROUP_ROOT_NAME "/%s alone: it has processes and no "
+		log_info("firebreak gc: left " CGROUP_ROOT_NAME
+			 "/%s alone: it has processes and no "
 			 "state here (another runtime dir's sandbox?)",
 			 name);
 		return 0;

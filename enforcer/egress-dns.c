@@ -134,8 +134,7 @@ static int dns_spawn(char *const *argv, const char *name)
 	return 0;
 }
 
-int egress_dns_start(const struct config *cfg, const char *name, unsigned k,
-		     const struct policy *p)
+int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p)
 {
 	char listen[64], pidfile[PATH_MAX + 16], logfile[PATH_MAX + 16];
 	struct dns_args a = { .argc = 0 };

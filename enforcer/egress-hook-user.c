@@ -37,7 +37,8 @@ static int fill_cidrs(struct egress_hook *skel, const struct policy *p)
 		for (size_t j = 0; e->cidr && j < e->n_ports; j++) {
 			uint64_t rules = 0;
 
-			/* Every rule (this one included) whose CIDR contains this one, same port. */
+			/* Every rule (this one included) whose CIDR contains this one, same port.
+			 */
 			for (size_t o = 0; o < count; o++) {
 				const struct policy_egress_rule *c = policy_egress(p, o);
 				int covers = c->cidr && c->family == e->family &&
@@ -83,8 +84,8 @@ static int fill_hostports(struct egress_hook *skel, const struct policy *p)
 			uint64_t rules = 0;
 
 			/* Other host rules on the same (protocol, port) share the entry. */
-			bpf_map__lookup_elem(skel->maps.hostports, &k, sizeof(k), &rules, sizeof(rules),
-					     0);
+			bpf_map__lookup_elem(skel->maps.hostports, &k, sizeof(k), &rules,
+					     sizeof(rules), 0);
 			rules |= 1ULL << i;
 			if (bpf_map__update_elem(skel->maps.hostports, &k, sizeof(k), &rules,
 						 sizeof(rules), BPF_ANY) < 0)
@@ -106,7 +107,8 @@ static int fill_tools(struct egress_hook *skel, const struct policy *p, unsigned
 		__u32 idx = (__u32)t;
 
 		egress_tool_addrs(k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
-		if (inet_pton(AF_INET, src4, &v.src4) != 1 || inet_pton(AF_INET6, src6, v.src6) != 1)
+		if (inet_pton(AF_INET, src4, &v.src4) != 1 ||
+		    inet_pton(AF_INET6, src6, v.src6) != 1)
 			return -EINVAL;
 		if (bpf_map__update_elem(skel->maps.tools, &idx, sizeof(idx), &v, sizeof(v),
 					 BPF_ANY) < 0)
@@ -126,7 +128,8 @@ int egress_hook_install(const char *cgroup_dir, const struct policy *p, unsigned
 {
 	static const enum bpf_attach_type types[] = { BPF_CGROUP_INET4_CONNECT,
 						      BPF_CGROUP_INET6_CONNECT,
-						      BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG };
+						      BPF_CGROUP_UDP4_SENDMSG,
+						      BPF_CGROUP_UDP6_SENDMSG };
 	struct egress_hook *skel;
 	struct bpf_program *progs[4];
 	_cleanup_close_ int cg = -1;
@@ -153,7 +156,8 @@ int egress_hook_install(const char *cgroup_dir, const struct policy *p, unsigned
 	 * ALLOW_MULTI lets the monitor's socket observers run after them (they read the verdict;
 	 * verdicts are ANDed, so no later program can undo a refusal). */
 	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
-		if (bpf_prog_attach(bpf_program__fd(progs[i]), cg, types[i], BPF_F_ALLOW_MULTI) < 0) {
+		if (bpf_prog_attach(bpf_program__fd(progs[i]), cg, types[i], BPF_F_ALLOW_MULTI) <
+		    0) {
 			r = log_errno(-errno, "egress hooks: attach to %s", cgroup_dir);
 			goto out;
 		}
@@ -186,7 +190,8 @@ static int step_map_of(__u32 prog_id)
 
 		if (fd < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 && strcmp(mi.name, "step_tool") == 0)
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen) == 0 &&
+		    strcmp(mi.name, "step_tool") == 0)
 			return fd;
 		close(fd);
 	}

@@ -13,22 +13,22 @@
 
 /* One tool: where its packets come from (the gate tells tools apart by it) and its rules. */
 struct egress_hook_tool {
-	__u32 src4;		/* network order */
+	__u32 src4; /* network order */
 	__u32 src6[4];
-	__u64 rules;		/* bit i: egress rule i of the policy */
+	__u64 rules; /* bit i: egress rule i of the policy */
 };
 
 /* LPM key: protocol and port first (always matched whole), then the address's prefix. */
 struct egress_hook_key4 {
-	__u32 prefixlen;	/* 32 + the CIDR's prefix */
+	__u32 prefixlen; /* 32 + the CIDR's prefix */
 	__u8 proto;
 	__u8 pad;
-	__u16 port;		/* network order */
-	__u32 addr;		/* network order */
+	__u16 port; /* network order */
+	__u32 addr; /* network order */
 };
 
 struct egress_hook_key6 {
-	__u32 prefixlen;	/* 32 + the CIDR's prefix */
+	__u32 prefixlen; /* 32 + the CIDR's prefix */
 	__u8 proto;
 	__u8 pad;
 	__u16 port;
@@ -39,12 +39,12 @@ struct egress_hook_key6 {
 struct egress_hook_hostport {
 	__u8 proto;
 	__u8 pad;
-	__u16 port;		/* network order */
+	__u16 port; /* network order */
 };
 
 /* The sandbox's DNS gate, which every tool may ask. */
 struct egress_hook_config {
-	__u32 gate4;		/* network order */
+	__u32 gate4; /* network order */
 	__u32 gate6[4];
 };
 

@@ -18,7 +18,8 @@
 #include "macro.h"
 #include "policy/policy.h"
 
-/* Private, loopback, CGNAT and other special ranges: closed unless a policy names a CIDR in them. */
+/* Private, loopback, CGNAT and other special ranges: closed unless a policy names a CIDR in them.
+ */
 static const char closed4[] = "0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 172.16.0.0/12, "
 			      "192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/4, "
 			      "240.0.0.0/4";
@@ -86,11 +87,11 @@ static void rule_elements(FILE *f, const struct policy_egress_rule *e, int *firs
 /* Whether CIDR rule e lies inside one of the closed ranges (so it must be opened explicitly). */
 static int in_closed(const struct policy_egress_rule *e)
 {
-	static const char *const ranges[] = { "0.0.0.0/8",     "10.0.0.0/8",	 "100.64.0.0/10",
-					      "127.0.0.0/8",   "172.16.0.0/12", "192.0.0.0/24",
+	static const char *const ranges[] = { "0.0.0.0/8",	"10.0.0.0/8",	 "100.64.0.0/10",
+					      "127.0.0.0/8",	"172.16.0.0/12", "192.0.0.0/24",
 					      "192.168.0.0/16", "198.18.0.0/15", "224.0.0.0/4",
-					      "240.0.0.0/4",   "::/128",	 "::1/128",
-					      "fc00::/7",      "ff00::/8" };
+					      "240.0.0.0/4",	"::/128",	 "::1/128",
+					      "fc00::/7",	"ff00::/8" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(ranges); i++) {
 		unsigned char a[16];
@@ -183,8 +184,10 @@ static void ruleset_prerouting(FILE *f, const struct egress_link *l, const char 
 		"  chain prerouting { type filter hook prerouting priority filter; policy accept;\n"
 		"    iifname != \"%s\" accept\n"
 		"    ct state established,related accept\n"
-		"    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 accept\n"
-		"    icmpv6 type { mld2-listener-report, mld-listener-report, nd-router-solicit } drop\n"
+		"    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } ip6 hoplimit 255 "
+		"accept\n"
+		"    icmpv6 type { mld2-listener-report, mld-listener-report, nd-router-solicit } "
+		"drop\n"
 		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip6 daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip daddr @never4 %s drop\n"
@@ -220,7 +223,8 @@ static void ruleset_tool_rules(FILE *f, const struct policy *p, unsigned k, size
 		egress_tool_addrs(k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
 		fprintf(f,
 			"    ip saddr %s ip daddr . meta l4proto . th dport @allow4_t%zu accept\n"
-			"    ip6 saddr %s ip6 daddr . meta l4proto . th dport @allow6_t%zu accept\n",
+			"    ip6 saddr %s ip6 daddr . meta l4proto . th dport @allow6_t%zu "
+			"accept\n",
 			src4, t, src6, t);
 		for (size_t i = 0; i < policy_egress_count(p); i++) {
 			const struct policy_egress_rule *e = policy_egress(p, i);

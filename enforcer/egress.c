@@ -75,7 +75,8 @@ static int gate_setup_inside(void *data)
 		return r;
 	if (a->outside_nsfd < 0)
 		return 0; /* offline: the gate routes nowhere */
-	if ((r = link_veth_create(EGRESS_OUTSIDE_IF, EGRESS_OUTSIDE_PEER_IF, a->outside_nsfd)) < 0 ||
+	if ((r = link_veth_create(EGRESS_OUTSIDE_IF, EGRESS_OUTSIDE_PEER_IF, a->outside_nsfd)) <
+		    0 ||
 	    (r = link_add_address(EGRESS_OUTSIDE_IF, EGRESS_OUTSIDE_GATE "/30")) < 0 ||
 	    (r = link_up(EGRESS_OUTSIDE_IF)) < 0 ||
 	    (r = link_add_default_route(EGRESS_OUTSIDE_IF, EGRESS_OUTSIDE_PEER)) < 0)
@@ -282,7 +283,7 @@ int egress_attach(const struct config *cfg, const char *name, unsigned k, pid_t 
 		return -EINVAL;
 	egress_link_of(k, &l);
 	a.tools = policy_tool_count(p) < EGRESS_HOOK_TOOLS_MAX ? policy_tool_count(p)
-							      : EGRESS_HOOK_TOOLS_MAX;
+							       : EGRESS_HOOK_TOOLS_MAX;
 	gate = gate_up(cfg);
 	if (gate < 0)
 		return gate;
@@ -343,8 +344,8 @@ int egress_detach(const struct config *cfg, const char *name, unsigned k)
 	fclose(f);
 	if (nft_apply(gate, text, err, sizeof(err)) < 0) {
 		/* A create that crashed half-way may have left the table without its set element
-		 * (the transaction then fails as a whole): the table alone. Its own buffer: nft_apply
-		 * clears err before it runs. */
+		 * (the transaction then fails as a whole): the table alone. Its own buffer:
+		 * nft_apply clears err before it runs. */
 		char retry[96];
 
 		snprintf(retry, sizeof(retry), "delete table inet " EGRESS_TABLE "_%u\n", k);

@@ -26,7 +26,7 @@ static const struct {
 	const char *name;
 	int type;
 } namespaces[] = {
-	{ "ipc", CLONE_NEWIPC },	 { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
+	{ "ipc", CLONE_NEWIPC },       { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
 	{ "cgroup", CLONE_NEWCGROUP }, { "mnt", CLONE_NEWNS },
 };
 _Static_assert(ARRAY_SIZE(namespaces) == EXEC_STEP_NAMESPACES, "one fd per namespace");
@@ -58,9 +58,10 @@ _Noreturn static void child_main(const struct exec_step *run)
 	/* Set every limit that matters, not inherit the harness's: no locked memory, no real-time
 	 * priority, no raised niceness, no core files. */
 	struct rlimit memlock = { 64 << 10, 64 << 10 }, zero = { 0, 0 };
-	if (r == 0 && (setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_CORE, &nocore) < 0 ||
-		       setrlimit(RLIMIT_MEMLOCK, &memlock) < 0 || setrlimit(RLIMIT_RTPRIO, &zero) < 0 ||
-		       setrlimit(RLIMIT_NICE, &zero) < 0))
+	if (r == 0 &&
+	    (setrlimit(RLIMIT_NOFILE, &nofile) < 0 || setrlimit(RLIMIT_CORE, &nocore) < 0 ||
+	     setrlimit(RLIMIT_MEMLOCK, &memlock) < 0 || setrlimit(RLIMIT_RTPRIO, &zero) < 0 ||
+	     setrlimit(RLIMIT_NICE, &zero) < 0))
 		r = -errno;
 	if (r == 0)
 		r = privs_become(run->st->uid, run->st->gid);
@@ -116,10 +117,12 @@ int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout
 
 	*ret_why = 0;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = pfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = pfd, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN } };
 		int64_t left = deadline ? deadline - time_now_ns() : -1;
-		int ms = left < 0 ? -1 : left / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
-									  : (int)(left / NSEC_PER_MSEC);
+		int ms = left < 0			     ? -1
+			 : left / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
+							     : (int)(left / NSEC_PER_MSEC);
 		int n = poll(p, 2, deadline && left <= 0 ? 0 : ms);
 
 		if (n < 0 && errno == EINTR)
@@ -153,7 +156,8 @@ static int open_namespaces(const struct sandbox_state *st, struct exec_step *run
 	char path[64];
 
 	for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)st->init_pid, namespaces[i].name);
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)st->init_pid,
+			 namespaces[i].name);
 		run->ns_fds[i] = open(path, O_RDONLY | O_CLOEXEC);
 		if (run->ns_fds[i] < 0)
 			return -errno;

@@ -105,16 +105,18 @@ static int exec_find_sandbox(struct exec_call *c)
 	if (state_load(c->cfg, name, &c->st) < 0)
 		return log_error("firebreak exec: no sandbox named %s", name), -ENOENT;
 	if (!state_init_alive(&c->st))
-		return log_error("firebreak exec: sandbox %s is dead (its init is gone); destroy it",
-				 name),
+		return log_error(
+			       "firebreak exec: sandbox %s is dead (its init is gone); destroy it",
+			       name),
 		       -ESRCH;
 	/* Frozen by the monitor (a verdict, an operator, its watchdog): a new call would freeze
 	 * too, and its caller wait for ever. Say so instead. */
 	snprintf(c->sbrel, sizeof(c->sbrel), CGROUP_ROOT_NAME "/%s", name);
 	if (cgroup_frozen(c->sbrel) == 1)
-		return log_error("firebreak exec: sandbox %s is frozen (see firebreak timeline %s); "
-				 "nothing runs in it until it is thawed",
-				 name, name),
+		return log_error(
+			       "firebreak exec: sandbox %s is frozen (see firebreak timeline %s); "
+			       "nothing runs in it until it is thawed",
+			       name, name),
 		       -EAGAIN;
 	return 0;
 }
@@ -171,7 +173,8 @@ static int exec_open_record(struct exec_call *c)
 	if (c->step < 0 && (r = state_next_step(c->cfg, c->req->name, &c->step)) < 0)
 		return log_errno(r, "firebreak exec: step counter");
 	if (!c->st.unwatched && (r = report_open(c->cfg, &c->rp)) < 0) {
-		log_error("firebreak exec: no monitor answers (%s); sandbox %s is watched, so nothing "
+		log_error("firebreak exec: no monitor answers (%s); sandbox %s is watched, so "
+			  "nothing "
 			  "runs unrecorded",
 			  strerror(-r), c->req->name);
 		return -ENOTCONN;
@@ -218,8 +221,8 @@ static int exec_enter_step(struct exec_call *c)
 	cgroup_id(c->rel, &c->cgid);
 	if (c->st.link > 0 &&
 	    ((r = cgroup_v2_dir(c->sbrel, c->cgdir, sizeof(c->cgdir))) < 0 ||
-	     (r = egress_hook_step(c->cgdir, c->cgid,
-				   policy_tool_index(c->policy, c->req->tool))) < 0))
+	     (r = egress_hook_step(c->cgdir, c->cgid, policy_tool_index(c->policy, c->req->tool))) <
+		     0))
 		return log_errno(r, "firebreak exec: register step %lld with the egress hooks",
 				 (long long)c->step);
 	c->registered = c->st.link > 0;
@@ -266,8 +269,8 @@ static int exec_record_start(struct exec_call *c)
 	/* A tool that declares its children has its step's execs confined in the kernel (by the
 	 * monitor's exec tracepoint), in place before anything of the step runs. */
 	if (c->rp && policy_tool_children(c->policy, tool) &&
-	    ((r = report_exec_scope(c->rp, req->name, c->step, req->tool, c->cgid,
-				    c->d.program)) < 0 ||
+	    ((r = report_exec_scope(c->rp, req->name, c->step, req->tool, c->cgid, c->d.program)) <
+		     0 ||
 	     (r = report_wait(c->rp)) < 0))
 		return log_errno(r,
 				 "firebreak exec: the monitor could not confine step %lld's execs",
@@ -351,13 +354,13 @@ static int exec_finish(struct exec_call *c)
 	cgroup_memory_peak(c->rel, &peak);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	exec_tell_caller(c);
-	fields = json_pack("{s:i, s:o, s:I, s:I, s:b, s:b, s:o, s:o}", "exit_code", code, "signal",
-			   WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(),
-			   "duration_ns", (json_int_t)(time_now_ns() - c->t0), "memory_peak",
-			   (json_int_t)peak, "timed_out", timed_out, "leftover_killed", leftover,
-			   "interrupted_by", why > 1 ? json_integer(why) : json_null(),
-			   "exec_error",
-			   c->exec_err ? json_string(strerror(-c->exec_err)) : json_null());
+	fields =
+		json_pack("{s:i, s:o, s:I, s:I, s:b, s:b, s:o, s:o}", "exit_code", code, "signal",
+			  WIFSIGNALED(status) ? json_integer(WTERMSIG(status)) : json_null(),
+			  "duration_ns", (json_int_t)(time_now_ns() - c->t0), "memory_peak",
+			  (json_int_t)peak, "timed_out", timed_out, "leftover_killed", leftover,
+			  "interrupted_by", why > 1 ? json_integer(why) : json_null(), "exec_error",
+			  c->exec_err ? json_string(strerror(-c->exec_err)) : json_null());
 	make_event(&ev, c->req, c->step, "step.end", fields);
 	if (c->rp) {
 		report_event(c->rp, &ev);

@@ -75,7 +75,8 @@ static void init_build(const struct sandbox_init_args *a)
 	char go, err[256];
 	int r;
 
-	/* Wait until the parent has put us into the sandbox's cgroups: nothing runs outside them. */
+	/* Wait until the parent has put us into the sandbox's cgroups: nothing runs outside them.
+	 */
 	if (read(a->go_fd, &go, 1) != 1)
 		_exit(1);
 	close(a->go_fd);
@@ -147,7 +148,8 @@ static void init_give_up(const struct sandbox_init_args *a)
 _Noreturn static void init_loop(const struct sandbox_init_args *a, int sfd, int tfd)
 {
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = tfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
 
 		if (poll(p, tfd >= 0 ? 2 : 1, -1) < 0) {
@@ -156,7 +158,8 @@ _Noreturn static void init_loop(const struct sandbox_init_args *a, int sfd, int 
 			_exit(1);
 		}
 		if (tfd >= 0 && (p[1].revents & POLLIN)) {
-			/* The sandbox's wall clock ran out: everything in its cgroup dies, us too. */
+			/* The sandbox's wall clock ran out: everything in its cgroup dies, us too.
+			 */
 			(void)!write(a->kill_fd, "1", 1);
 			_exit(0);
 		}
@@ -167,7 +170,8 @@ _Noreturn static void init_loop(const struct sandbox_init_args *a, int sfd, int 
 				;
 			continue;
 		}
-		/* SIGTERM from destroy: pid 1 leaving takes every process of the namespace along. */
+		/* SIGTERM from destroy: pid 1 leaving takes every process of the namespace along.
+		 */
 		_exit(0);
 	}
 }

@@ -15,16 +15,16 @@
 #include "macro.h"
 
 /* Host directories shown read-only (or as the same symlink where the host has a symlink). */
-static const char *const shown[] = { "usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc",
-				     "opt" };
+static const char *const shown[] = { "usr",   "bin",	"sbin", "lib", "lib32",
+				     "lib64", "libx32", "etc",	"opt" };
 
 /* Inside those, what is hidden: secrets root owns and the monitor's own configuration. */
 static const char *const hidden_etc_files[] = {
 	"etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-", "etc/sudoers", "etc/machine-id",
 };
 static const char *const hidden_etc_dirs[] = {
-	"etc/ssh", "etc/sudoers.d", "etc/firebreak", "etc/ssl/private", "etc/docker", "etc/containerd",
-	"etc/kubernetes",
+	"etc/ssh",    "etc/sudoers.d",	"etc/firebreak",  "etc/ssl/private",
+	"etc/docker", "etc/containerd", "etc/kubernetes",
 };
 
 /* /proc entries that must not be writable (a sandbox uid cannot write them anyway; this is the
@@ -151,7 +151,8 @@ static int make_resolv_conf(const char *root, char *err, size_t errlen)
 	if ((r = make_file(file)) < 0)
 		return fail(r, err, errlen, "create resolv.conf");
 	{
-		static const char none[] = "# firebreak: no network unless the policy allows some\n";
+		static const char none[] =
+			"# firebreak: no network unless the policy allows some\n";
 		int fd = open(file, O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0 || write(fd, none, sizeof(none) - 1) != (ssize_t)(sizeof(none) - 1)) {
@@ -196,16 +197,16 @@ static int make_dev(const char *root, char *err, size_t errlen)
 			return fail(-errno, err, errlen, "bind %s", src);
 	}
 	snprintf(path, sizeof(path), "%s/pts", dev);
-	if (mkdir(path, 0755) < 0 ||
-	    mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
-		  "newinstance,ptmxmode=0666,mode=0620") < 0)
+	if (mkdir(path, 0755) < 0 || mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
+					   "newinstance,ptmxmode=0666,mode=0620") < 0)
 		return fail(-errno, err, errlen, "mount /dev/pts");
 	snprintf(path, sizeof(path), "%s/shm", dev);
 	if ((r = make_tmpfs(path, "size=64m,mode=1777", 01777)) < 0)
 		return fail(r, err, errlen, "mount /dev/shm");
 	static const char *const links[][2] = {
-		{ "pts/ptmx", "ptmx" }, { "/proc/self/fd", "fd" },    { "/proc/self/fd/0", "stdin" },
-		{ "/proc/self/fd/1", "stdout" }, { "/proc/self/fd/2", "stderr" },
+		{ "pts/ptmx", "ptmx" },		 { "/proc/self/fd", "fd" },
+		{ "/proc/self/fd/0", "stdin" },	 { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dev, links[i][1]);
@@ -228,8 +229,9 @@ static int make_proc(const char *root, char *err, size_t errlen)
 		if (access(path, F_OK) < 0)
 			continue;
 		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0 ||
-		    set_attrs(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					    MOUNT_ATTR_NOEXEC,
+		    set_attrs(path,
+			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				      MOUNT_ATTR_NOEXEC,
 			      0) < 0)
 			return fail(-errno, err, errlen, "read-only %s", proc_read_only[i]);
 	}
@@ -277,7 +279,8 @@ int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errle
 	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return fail(-errno, err, errlen, "detach the old root");
 	/* The root itself is read-only: only /tmp and /workspace take writes. */
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+	    0)
 		return fail(-errno, err, errlen, "make / read-only");
 	return 0;
 }

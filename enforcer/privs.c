@@ -57,10 +57,10 @@ int privs_become(uid_t uid, gid_t gid)
 	if ((r = drop_bounding_and_ambient()) < 0)
 		return r;
 	/* Root's special treatment off and locked: no setuid-root binary brings caps back. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-					     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-					     SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
+			  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0) < 0)
 		return -errno;
 	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)

@@ -64,7 +64,8 @@ static int send_json(struct report *rp, json_t *obj)
 int report_register(struct report *rp, const char *name, const char *state, const char *cgroup,
 		    const char *policy_hash)
 {
-	json_t *req = json_pack("{s:s, s:s, s:s}", "op", "register", "sandbox", name, "state", state);
+	json_t *req =
+		json_pack("{s:s, s:s, s:s}", "op", "register", "sandbox", name, "state", state);
 
 	if (req && cgroup)
 		json_object_set_new(req, "cgroup", json_string(cgroup));

@@ -58,12 +58,15 @@ int sandbox_seccomp_ids_build(uint32_t uid, uint32_t gid, struct sandbox_seccomp
 
 	if (len > SANDBOX_SECCOMP_MAX_INSNS)
 		return -E2BIG;
-	emit(f, &n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 offsetof(struct seccomp_data, arch)));
-	emit(f, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
+	emit(f, &n,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					  offsetof(struct seccomp_data, arch)));
+	emit(f, &n,
+	     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0));
 	emit(f, &n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-	emit(f, &n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 offsetof(struct seccomp_data, nr)));
+	emit(f, &n,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					  offsetof(struct seccomp_data, nr)));
 	/* A block per call; a call that is not this one skips it with the number still loaded.
 	 * Every other jump goes forward to the refusal, the last instruction (each offset < 256:
 	 * the whole filter is 66 instructions). */
@@ -71,21 +74,27 @@ int sandbox_seccomp_ids_build(uint32_t uid, uint32_t gid, struct sandbox_seccomp
 		uint32_t id = id_calls[i].group ? gid : uid;
 		int args = id_calls[i].args;
 
-		emit(f, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-							 (uint32_t)id_calls[i].nr, 0, 3 * args + 1));
+		emit(f, &n,
+		     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						  (uint32_t)id_calls[i].nr, 0, 3 * args + 1));
 		for (int a = 0; a < args; a++) {
-			emit(f, &n, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-								 (uint32_t)ARG_LO(a)));
-			emit(f, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 1, 0));
-			emit(f, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu,
-								 0, (uint8_t)(deny - n - 1)));
+			emit(f, &n,
+			     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							  (uint32_t)ARG_LO(a)));
+			emit(f, &n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, id, 1, 0));
+			emit(f, &n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, 0,
+							  (uint8_t)(deny - n - 1)));
 		}
 		/* setgroups has no allowed form; the others passed every argument. */
 		if (args == 0)
-			emit(f, &n, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA,
-								 (uint32_t)(deny - n - 1), 0, 0));
+			emit(f, &n,
+			     (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA,
+							  (uint32_t)(deny - n - 1), 0, 0));
 		else
-			emit(f, &n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+			emit(f, &n,
+			     (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	}
 	emit(f, &n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	emit(f, &n, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM));

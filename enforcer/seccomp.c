@@ -78,7 +78,8 @@ static const struct {
 	{ "syslog", "kernel log" },
 	{ "nfsservctl", "kernel NFS server" },
 	{ "uselib", "legacy loader" },
-	{ "fanotify_init", "watches the host's files (shared read-only mounts) and other sandboxes" },
+	{ "fanotify_init",
+	  "watches the host's files (shared read-only mounts) and other sandboxes" },
 };
 
 /* Socket families a tool may open; every other one is refused (socket, socketpair). AF_VSOCK
@@ -160,8 +161,8 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 			continue;
 		if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
 					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0 ||
-		    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
-					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0)
+		    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair),
+					  1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0)
 			return log_errno(r, "seccomp: socket family rule");
 	}
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
@@ -274,7 +275,8 @@ int sandbox_seccomp_apply(const struct sandbox_seccomp *f)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
-	/* TSYNC is not needed: the caller is single-threaded. The LOG flag makes refusals audited. */
+	/* TSYNC is not needed: the caller is single-threaded. The LOG flag makes refusals audited.
+	 */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_LOG, &prog) < 0)
 		return -errno;
 	return 0;

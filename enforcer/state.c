@@ -18,8 +18,7 @@ int state_dir(const struct config *cfg, const char *name, char *buf, size_t size
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-int state_path(const struct config *cfg, const char *name, const char *file, char *buf,
-	       size_t size)
+int state_path(const struct config *cfg, const char *name, const char *file, char *buf, size_t size)
 {
 	return config_sandbox_path(cfg, name, file, buf, size);
 }
@@ -71,9 +70,9 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	obj = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
 	if (!obj)
 		return -EBADMSG;
-	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s?:i, s?:s}", "name", &n,
-			"init_pid", &pid, "init_start", &start, "created_ts", &created, "uid", &uid,
-			"gid", &gid, "open_files", &nofile, "policy_hash", &hash, "unwatched",
+	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s?:i, s?:s}", "name",
+			&n, "init_pid", &pid, "init_start", &start, "created_ts", &created, "uid",
+			&uid, "gid", &gid, "open_files", &nofile, "policy_hash", &hash, "unwatched",
 			&unwatched, "link", &link, "seccomp_hash", &shash);
 	if (r == 0 && (strscpy(st.name, sizeof(st.name), n) < 0 ||
 		       strscpy(st.policy_hash, sizeof(st.policy_hash), hash) < 0 ||
@@ -111,8 +110,9 @@ uint64_t state_process_start(pid_t pid)
 	fclose(f);
 	/* The command may hold spaces and parentheses: fields count from the last ')'. */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-				"%*d %*d %*d %llu",
+	if (!p || sscanf(p + 2,
+			 "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
 			 &state, &start) != 2)
 		return 0;
 	/* A zombie's namespaces are gone already: it is not a live process (and our init's zombie
@@ -239,8 +239,7 @@ int state_lock(const struct config *cfg)
 	return fd;
 }
 
-int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k),
-		     unsigned *ret)
+int state_alloc_link(const struct config *cfg, unsigned max, int (*busy)(unsigned k), unsigned *ret)
 {
 	struct link_scan ls = { cfg, NULL, max };
 	int r = -ENOSPC;
@@ -319,7 +318,7 @@ int state_path_trusted(const char *path)
 	if (!realpath(path, real))
 		return -errno;
 	/* From the file up to /, each level: root's, and no one else may change it. */
-	for (p = real + strlen(real);; ) {
+	for (p = real + strlen(real);;) {
 		if (lstat(real[0] ? real : "/", &st) < 0)
 			return -errno;
 		if (st.st_uid != 0 || ((st.st_mode & S_IWGRP) && st.st_gid != 0) ||

@@ -19,15 +19,15 @@
 struct sandbox_state {
 	char name[FB_NAME_MAX + 1];
 	pid_t init_pid;
-	uint64_t init_start;	/* the init's start time (/proc/PID/stat field 22): guards pid reuse */
+	uint64_t init_start; /* the init's start time (/proc/PID/stat field 22): guards pid reuse */
 	int64_t created_ts;
 	uid_t uid;
 	gid_t gid;
 	uint64_t open_files;
 	char policy_hash[72];
 	int unwatched;
-	unsigned link;		/* its link to the egress gate (enforcer/egress.h); 0: none */
-	char seccomp_hash[72];	/* sha256 of seccomp.bpf, checked before each exec loads it */
+	unsigned link;	       /* its link to the egress gate (enforcer/egress.h); 0: none */
+	char seccomp_hash[72]; /* sha256 of seccomp.bpf, checked before each exec loads it */
 };
 
 /*

@@ -43,7 +43,13 @@ int cgroup_set_io(const struct cgroup_backend *b, const char *dir, uint64_t read
 		  uint64_t write_bps);
 
 /* Resources, as lib/cgroup.c probes where each lives. */
-enum cgroup_resource { CGROUP_RES_MEMORY, CGROUP_RES_PIDS, CGROUP_RES_CPU, CGROUP_RES_IO, _CGROUP_RES_MAX };
+enum cgroup_resource {
+	CGROUP_RES_MEMORY,
+	CGROUP_RES_PIDS,
+	CGROUP_RES_CPU,
+	CGROUP_RES_IO,
+	_CGROUP_RES_MAX
+};
 
 /*
  * The directory of rel in the hierarchy holding resource (v2 for CGROUP_RES_MAX), and whether

@@ -183,8 +183,9 @@ const char *cgroup_describe(void)
 	if (cgroup_layout(&l) < 0)
 		return "no cgroup v2 hierarchy";
 	snprintf(buf, sizeof(buf), "v2 %s; memory %s%s; pids %s%s; cpu %s%s; io %s%s", l->v2,
-		 l->memory, l->memory_v2 ? " (v2)" : " (v1)", l->pids, l->pids_v2 ? " (v2)" : " (v1)",
-		 l->cpu, l->cpu_v2 ? " (v2)" : " (v1)", l->io, l->io_v2 ? " (v2)" : " (v1)");
+		 l->memory, l->memory_v2 ? " (v2)" : " (v1)", l->pids,
+		 l->pids_v2 ? " (v2)" : " (v1)", l->cpu, l->cpu_v2 ? " (v2)" : " (v1)", l->io,
+		 l->io_v2 ? " (v2)" : " (v1)");
 	return buf;
 }
 
@@ -249,8 +250,8 @@ static int apply_caps(const char *rel, const struct cgroup_caps *c)
 		if (cg.res[RES_MEMORY] < 0)
 			return log_error("cgroup: no memory controller on this host"), -ENOTSUP;
 		dir_of(cg.res[RES_MEMORY], rel, dir, sizeof(dir));
-		if ((r = backend_of(cg.res[RES_MEMORY])->set_memory(dir, c->memory_bytes,
-								    c->no_swap)) < 0)
+		if ((r = backend_of(cg.res[RES_MEMORY])
+				 ->set_memory(dir, c->memory_bytes, c->no_swap)) < 0)
 			return log_errno(r, "cgroup %s: memory cap", rel);
 	}
 	if (c->pids) {
@@ -264,9 +265,9 @@ static int apply_caps(const char *rel, const struct cgroup_caps *c)
 		if (cg.res[RES_CPU] < 0)
 			return log_error("cgroup: no cpu controller on this host"), -ENOTSUP;
 		dir_of(cg.res[RES_CPU], rel, dir, sizeof(dir));
-		if ((r = backend_of(cg.res[RES_CPU])->set_cpu(dir, c->cpu_quota_us,
-							      c->cpu_period_us ? c->cpu_period_us
-									       : 100000)) < 0)
+		if ((r = backend_of(cg.res[RES_CPU])
+				 ->set_cpu(dir, c->cpu_quota_us,
+					   c->cpu_period_us ? c->cpu_period_us : 100000)) < 0)
 			return log_errno(r, "cgroup %s: cpu cap", rel);
 	}
 	if (c->io_read_bps || c->io_write_bps) {
@@ -343,7 +344,8 @@ int cgroup_open_join(const char *rel, int *ret_dirfd, int *fds, size_t max)
 	for (int h = 1; h < cg.n && (size_t)n < max; h++) {
 		dir_of(h, rel, dir, sizeof(dir));
 		if (access(dir, F_OK) < 0)
-			dir_of(h, parent, dir, sizeof(dir)); /* no step cgroup here: the sandbox's */
+			dir_of(h, parent, dir,
+			       sizeof(dir)); /* no step cgroup here: the sandbox's */
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		fds[n] = open(path, O_WRONLY | O_CLOEXEC);
 		if (fds[n] < 0) {
@@ -481,8 +483,10 @@ static int events_wait(const char *rel, const char *key, char want, int timeout_
 			break;
 		}
 		buf[n] = '\0';
-		for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-			if (strncmp(line, key, klen) == 0 && line[klen] == ' ' && line[klen + 1] == want) {
+		for (char *line = buf; line && *line;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+			if (strncmp(line, key, klen) == 0 && line[klen] == ' ' &&
+			    line[klen + 1] == want) {
 				close(fd);
 				return 0;
 			}
@@ -556,7 +560,8 @@ int cgroup_remove(const char *rel, int timeout_ms)
 	if (access(dir, F_OK) == 0) {
 		cgroup_kill(rel);
 		/* Killed tasks leave asynchronously; rmdir succeeds once none is left. */
-		for (int waited = 0; cgroup_populated(rel) == 1 && waited < timeout_ms; waited += 10)
+		for (int waited = 0; cgroup_populated(rel) == 1 && waited < timeout_ms;
+		     waited += 10)
 			nanosleep(&ts, NULL);
 	}
 	for (int h = 0; h < cg.n; h++) {

@@ -17,19 +17,19 @@
 #define CGROUP_MAX_HIERARCHIES 6
 
 struct cgroup_caps {
-	uint64_t memory_bytes;	/* 0 = no cap */
-	int no_swap;		/* also cap memory+swap at memory_bytes */
-	uint64_t pids;		/* 0 = no cap */
-	uint64_t cpu_quota_us;	/* per cpu_period_us; 0 = no cap */
+	uint64_t memory_bytes; /* 0 = no cap */
+	int no_swap;	       /* also cap memory+swap at memory_bytes */
+	uint64_t pids;	       /* 0 = no cap */
+	uint64_t cpu_quota_us; /* per cpu_period_us; 0 = no cap */
 	uint64_t cpu_period_us;
-	uint64_t io_read_bps;	/* per block device; 0 = no cap */
+	uint64_t io_read_bps; /* per block device; 0 = no cap */
 	uint64_t io_write_bps;
 };
 
 /* Which hierarchy provides what, as probed from /proc/self/mountinfo; for logs and docs. */
 struct cgroup_layout {
-	char v2[128];		/* the cgroup2 mount, "" if none */
-	char memory[128];	/* the mount holding each controller, v2's or a v1 one; "" if none */
+	char v2[128];	  /* the cgroup2 mount, "" if none */
+	char memory[128]; /* the mount holding each controller, v2's or a v1 one; "" if none */
 	char pids[128];
 	char cpu[128];
 	char io[128];
@@ -142,10 +142,10 @@ struct cgroup_stats {
 	uint64_t memory_max_hits; /* times the limit was hit */
 	uint64_t memory_oom;
 	uint64_t memory_oom_kill;
-	uint64_t memory_max;	  /* its limit; 0: none */
+	uint64_t memory_max; /* its limit; 0: none */
 	uint64_t pids_current;
-	uint64_t pids_max;	  /* its limit; 0: none */
-	uint64_t pids_max_hits;	  /* forks refused at the limit */
+	uint64_t pids_max;	/* its limit; 0: none */
+	uint64_t pids_max_hits; /* forks refused at the limit */
 	uint64_t io_read_bytes;
 	uint64_t io_write_bytes;
 	/* Pressure stall, avg10, in hundredths of a percent. */

@@ -42,8 +42,9 @@ static void on_exit_fd(struct loop *l, int fd, uint32_t events, void *data)
 		log_warn("%s child %d killed by signal %d; starting it again in %lld ms", c->name,
 			 (int)c->pid, WTERMSIG(status), (long long)(c->backoff_ns / NSEC_PER_MSEC));
 	else
-		log_warn("%s child %d exited %d; starting it again in %lld ms", c->name, (int)c->pid,
-			 WEXITSTATUS(status), (long long)(c->backoff_ns / NSEC_PER_MSEC));
+		log_warn("%s child %d exited %d; starting it again in %lld ms", c->name,
+			 (int)c->pid, WEXITSTATUS(status),
+			 (long long)(c->backoff_ns / NSEC_PER_MSEC));
 	c->pid = 0;
 }
 
@@ -62,8 +63,8 @@ int child_start(struct child *c, const int *fds, int nfds)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		/* Fresh state by exec: nothing of the core's threads, maps, store or memory crosses;
-		 * only the fds given, at 3 and up. */
+		/* Fresh state by exec: nothing of the core's threads, maps, store or memory
+		 * crosses; only the fds given, at 3 and up. */
 		sigset_t none;
 
 		int high[8];

@@ -17,7 +17,7 @@ struct child {
 	const char *flag; /* the flag it is run with */
 	char **argv;	  /* the daemon's own arguments, passed on after the flag */
 	struct loop *loop;
-	pid_t pid;	  /* 0: not running */
+	pid_t pid; /* 0: not running */
 	int pidfd;
 	int64_t started_ns, restart_at_ns, backoff_ns; /* monotonic */
 	uint64_t restarts;

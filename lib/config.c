@@ -46,8 +46,7 @@ int config_endpoint_parse(const char *url, struct endpoint *ret)
 	if (end != slash || port == 0 || port > 65535)
 		return -EINVAL;
 	snprintf(e.port, sizeof(e.port), "%lu", port);
-	if (strscpy(e.path, sizeof(e.path), *slash ? slash : "/") < 0 ||
-	    strpbrk(e.path, " \t\r\n"))
+	if (strscpy(e.path, sizeof(e.path), *slash ? slash : "/") < 0 || strpbrk(e.path, " \t\r\n"))
 		return -EINVAL;
 	*ret = e;
 	return 0;
@@ -68,13 +67,13 @@ struct config_key {
 	/* set_uint, set_power_of_two: the bounds. set_duration: the shortest (0: 0 is allowed
 	 * and means off) and, if max is not 0, the longest, in ns. */
 	uint64_t min, max;
-	const char *words[2];	/* set_switch: the word for 1, the word for 0 */
+	const char *words[2];		 /* set_switch: the word for 1, the word for 0 */
 	int (*valid)(const char *value); /* set_text: whether value is one */
-	const char *bad;	/* set_text: what value must be, for the error */
-	const char *def;	/* the default, as the file would write it; NULL: empty or 0 */
-	const char *doc_def;	/* the docs' default column where def is NULL ("none" if NULL) */
-	const char *flag;	/* the docs' flag column, NULL if there is none */
-	const char *help;	/* the docs' meaning column */
+	const char *bad;		 /* set_text: what value must be, for the error */
+	const char *def;     /* the default, as the file would write it; NULL: empty or 0 */
+	const char *doc_def; /* the docs' default column where def is NULL ("none" if NULL) */
+	const char *flag;    /* the docs' flag column, NULL if there is none */
+	const char *help;    /* the docs' meaning column */
 };
 
 static int set_path(const struct config_key *k, void *field, const char *value, char *err,
@@ -126,8 +125,8 @@ static int set_uint(const struct config_key *k, void *field, const char *value, 
 }
 
 /* The kernel wants a ring buffer's size a power of two, a page at least. */
-static int set_power_of_two(const struct config_key *k, void *field, const char *value,
-			    char *err, size_t errlen)
+static int set_power_of_two(const struct config_key *k, void *field, const char *value, char *err,
+			    size_t errlen)
 {
 	uint64_t v;
 
@@ -147,8 +146,10 @@ static void format_duration(int64_t ns, char *buf, size_t size)
 	static const struct {
 		int64_t ns;
 		const char *unit;
-	} units[] = { { 86400 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" },
-		      { 60 * NSEC_PER_SEC, "m" },    { NSEC_PER_SEC, "s" },
+	} units[] = { { 86400 * NSEC_PER_SEC, "d" },
+		      { 3600 * NSEC_PER_SEC, "h" },
+		      { 60 * NSEC_PER_SEC, "m" },
+		      { NSEC_PER_SEC, "s" },
 		      { NSEC_PER_MSEC, "ms" } };
 
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
@@ -385,7 +386,10 @@ int config_doc_row(size_t i, char *buf, size_t size)
 	/* A default is written as code; its absence in words. */
 	tick = k->def ? "`" : "";
 	n = snprintf(buf, size, "| `%s` | %s%s| %s%s%s | %s |", k->key, k->flag ? k->flag : "",
-		     k->flag ? " " : "", tick, k->def ? k->def : k->doc_def ? k->doc_def : "none",
+		     k->flag ? " " : "", tick,
+		     k->def	  ? k->def
+		     : k->doc_def ? k->doc_def
+				  : "none",
 		     tick, k->help);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -44,27 +44,28 @@ struct config {
 	char http_cors_origin[256];	  /* "" = no CORS headers */
 	unsigned http_clients_max;	  /* HTTP connections at once */
 	int64_t http_idle_timeout_ns;
-	char web_dir[PATH_MAX];		  /* the web page's files ("" = found beside the binary) */
-	struct endpoint otlp;		  /* host "" = no OTLP push */
-	struct endpoint loki;		  /* host "" = no Loki push */	  /* a connection silent this long is closed (not streams) */
+	char web_dir[PATH_MAX]; /* the web page's files ("" = found beside the binary) */
+	struct endpoint otlp;	/* host "" = no OTLP push */
+	struct endpoint loki; /* host "" = no Loki push */ /* a connection silent this long is
+							      closed (not streams) */
 	int log_level;
-	unsigned batch_max;		  /* store ops per transaction */
-	uint64_t queue_max;		  /* ops waiting for the store before ingest pauses */
-	int sync_full;			  /* fsync every commit (1) or only order them (0) */
-	int64_t retention_max_age_ns;	  /* 0 = keep forever */
-	uint64_t retention_max_bytes;	  /* 0 = no cap */
+	unsigned batch_max;	      /* store ops per transaction */
+	uint64_t queue_max;	      /* ops waiting for the store before ingest pauses */
+	int sync_full;		      /* fsync every commit (1) or only order them (0) */
+	int64_t retention_max_age_ns; /* 0 = keep forever */
+	uint64_t retention_max_bytes; /* 0 = no cap */
 	int64_t retention_interval_ns;
 	unsigned trace_clients_max;
-	int64_t trace_idle_timeout_ns;	  /* a client that sends no line for this long is closed */
-	int64_t trace_stall_timeout_ns;	  /* a client that reads no ack for this long is closed */
-	uint64_t trace_reply_buffer_max;  /* unread acks beyond this pause reading that client */
-	int64_t stats_period_ns;	  /* cgroup stats sampling (0 = off) */
-	uint64_t proc_ring_size;	  /* the process tracer's ring buffer, bytes (power of 2) */
-	int detector_actions;		  /* verdicts freeze and kill (on), or are only recorded */
-	char gate_outside_netns[64];	  /* where the gate's outside link goes ("" = offline) */
-	char gate_uplink[16];		  /* or: a host interface the gate reaches by NAT */
-	unsigned gate_nflog_group;	  /* NFLOG group of the gate's denied packets */
-	char gate_dns_upstream[64];	  /* where the gate's DNS asks allowlisted names ("" = none) */
+	int64_t trace_idle_timeout_ns;	 /* a client that sends no line for this long is closed */
+	int64_t trace_stall_timeout_ns;	 /* a client that reads no ack for this long is closed */
+	uint64_t trace_reply_buffer_max; /* unread acks beyond this pause reading that client */
+	int64_t stats_period_ns;	 /* cgroup stats sampling (0 = off) */
+	uint64_t proc_ring_size;	 /* the process tracer's ring buffer, bytes (power of 2) */
+	int detector_actions;		 /* verdicts freeze and kill (on), or are only recorded */
+	char gate_outside_netns[64];	 /* where the gate's outside link goes ("" = offline) */
+	char gate_uplink[16];		 /* or: a host interface the gate reaches by NAT */
+	unsigned gate_nflog_group;	 /* NFLOG group of the gate's denied packets */
+	char gate_dns_upstream[64]; /* where the gate's DNS asks allowlisted names ("" = none) */
 };
 
 /* Fills cfg with the built-in defaults (the key table's). */
@@ -94,7 +95,8 @@ int config_endpoint_parse(const char *url, struct endpoint *ret);
 /* Writes the socket path for name (FB_CONTROL_SOCKET, ...) in cfg's runtime dir into buf. */
 int config_socket_path(const struct config *cfg, const char *name, char *buf, size_t size);
 
-/* Where the enforcer keeps each sandbox's state (state.json, policy.json...), in the runtime dir. */
+/* Where the enforcer keeps each sandbox's state (state.json, policy.json...), in the runtime dir.
+ */
 #define FB_SANDBOX_STATE_DIR "sandboxes"
 
 /*

@@ -17,17 +17,20 @@ static const struct {
 				  "Events lost, by the stage where they were lost.", "stage", 1 },
 	[COUNTER_FAMILY_HTTP_RESTARTS] = { "firebreak_http_child_restarts_total", "counter",
 					   "Times the HTTP API's child was started again after it "
-					   "died.", NULL, 1 },
+					   "died.",
+					   NULL, 1 },
 	[COUNTER_FAMILY_HTTP_REFUSED] = { "firebreak_http_channel_refused_total", "counter",
 					  "Requests of the HTTP child that the core's dispatch "
-					  "table refused.", NULL, 1 },
+					  "table refused.",
+					  NULL, 1 },
 	[COUNTER_FAMILY_EXPORT_ERRORS] = { "firebreak_exporter_errors_total", "counter",
 					   "Pushes an exporter could not deliver (retried).",
 					   "exporter", 1 },
 	[COUNTER_FAMILY_EXPORT_PUSHES] = { "firebreak_exporter_pushes_total", "counter",
 					   "Pushes an exporter delivered.", "exporter", 1 },
 	[COUNTER_FAMILY_EXPORT_ITEMS] = { "firebreak_exporter_items_total", "counter",
-					  "Spans (OTLP) and lines (Loki) delivered.", "exporter", 1 },
+					  "Spans (OTLP) and lines (Loki) delivered.", "exporter",
+					  1 },
 	[COUNTER_FAMILY_START_TIME] = { "firebreak_start_time_seconds", "gauge",
 					"When firebreakd started.", NULL, 1e-9 },
 };
@@ -83,21 +86,24 @@ static int add(struct counters *c, const struct registration *r)
 int counters_add(struct counters *c, const char *prefix, const struct counter_def *defs, size_t n,
 		 const void *state)
 {
-	return add(c, &(struct registration){ .prefix = prefix, .defs = defs, .n = n,
-					      .state = state });
+	return add(c, &(struct registration){
+			      .prefix = prefix, .defs = defs, .n = n, .state = state });
 }
 
 int counters_add_snapshot(struct counters *c, const char *prefix, const struct counter_def *defs,
 			  size_t n, const void *state, size_t size,
 			  void (*snapshot)(const void *state, void *buf))
 {
-	return add(c, &(struct registration){ .prefix = prefix, .defs = defs, .n = n,
-					      .state = state, .snapshot = snapshot,
+	return add(c, &(struct registration){ .prefix = prefix,
+					      .defs = defs,
+					      .n = n,
+					      .state = state,
+					      .snapshot = snapshot,
 					      .snap_size = size });
 }
 
-int counters_add_status(struct counters *c, const char *prefix,
-			json_t *(*fn)(const void *state), const void *state)
+int counters_add_status(struct counters *c, const char *prefix, json_t *(*fn)(const void *state),
+			const void *state)
 {
 	return add(c, &(struct registration){ .prefix = prefix, .status = fn, .state = state });
 }
@@ -225,16 +231,18 @@ static json_t *family_json(const struct counters *c, enum counter_family f)
 
 			if (d->family != f || (!values && !(values = values_of(r, &buf))))
 				continue;
-			json_array_foreach(series, j, e)
-				if (strcmp(json_string_value(json_object_get(e, "label")), label) == 0)
-					s = e;
+			json_array_foreach(
+				series, j,
+				e) if (strcmp(json_string_value(json_object_get(e, "label")),
+					      label) == 0) s = e;
 			if (!s) {
 				s = json_pack("{s:s, s:I}", "label", label, "value", (json_int_t)0);
 				json_array_append_new(series, s);
 			}
-			json_object_set_new(s, "value",
-					    json_integer(json_integer_value(json_object_get(s, "value")) +
-							 (json_int_t)value(d, r->state, values)));
+			json_object_set_new(
+				s, "value",
+				json_integer(json_integer_value(json_object_get(s, "value")) +
+					     (json_int_t)value(d, r->state, values)));
 		}
 		free(buf);
 	}

@@ -21,21 +21,21 @@ enum counter_type {
 
 /* The Prometheus families counters feed (counters.c names each once, with its help). */
 enum counter_family {
-	COUNTER_FAMILY_NONE,	     /* the stats JSON only */
-	COUNTER_FAMILY_LOST,	     /* firebreak_events_lost_total{stage} */
+	COUNTER_FAMILY_NONE,	      /* the stats JSON only */
+	COUNTER_FAMILY_LOST,	      /* firebreak_events_lost_total{stage} */
 	COUNTER_FAMILY_HTTP_RESTARTS, /* firebreak_http_child_restarts_total */
-	COUNTER_FAMILY_HTTP_REFUSED, /* firebreak_http_channel_refused_total */
+	COUNTER_FAMILY_HTTP_REFUSED,  /* firebreak_http_channel_refused_total */
 	COUNTER_FAMILY_EXPORT_ERRORS, /* firebreak_exporter_errors_total{exporter} */
 	COUNTER_FAMILY_EXPORT_PUSHES, /* firebreak_exporter_pushes_total{exporter} */
-	COUNTER_FAMILY_EXPORT_ITEMS, /* firebreak_exporter_items_total{exporter} */
-	COUNTER_FAMILY_START_TIME,   /* firebreak_start_time_seconds (a value in ns, shown in s) */
+	COUNTER_FAMILY_EXPORT_ITEMS,  /* firebreak_exporter_items_total{exporter} */
+	COUNTER_FAMILY_START_TIME,    /* firebreak_start_time_seconds (a value in ns, shown in s) */
 	_COUNTER_FAMILY_MAX
 };
 
 struct counter_def {
-	const char *name;  /* its path under the owner's prefix in the stats JSON: "read", "a.b" */
+	const char *name; /* its path under the owner's prefix in the stats JSON: "read", "a.b" */
 	enum counter_type type;
-	const char *help;  /* what it counts, one line */
+	const char *help; /* what it counts, one line */
 	enum counter_family family;
 	const char *label; /* its label's value in the family ("kernel_ring_buffer"), or NULL */
 	size_t offset;	   /* where its uint64_t is in the owner's state, unless read is set */
@@ -73,8 +73,8 @@ int counters_add_snapshot(struct counters *c, const char *prefix, const struct c
  * Registers a part of the stats JSON that is not counters (a listen address, whether an
  * exporter is on): fn returns a new object, merged at prefix. 0 or -ENOMEM.
  */
-int counters_add_status(struct counters *c, const char *prefix,
-			json_t *(*fn)(const void *state), const void *state);
+int counters_add_status(struct counters *c, const char *prefix, json_t *(*fn)(const void *state),
+			const void *state);
 
 /* Forgets every registration of state (its owner is going); the others stay. */
 void counters_remove(struct counters *c, const void *state);

@@ -79,7 +79,8 @@ static int describe_detection(const struct event *ev, json_t *f, char *buf, size
 
 	if (strcmp(ev->kind, "verdict") == 0) {
 		append(buf, size, pos, "VERDICT %s (%s): %s -> %s", str_of(f, "rule", "?"),
-		       str_of(f, "severity", "?"), str_of(f, "reason", ""), str_of(f, "action", "?"));
+		       str_of(f, "severity", "?"), str_of(f, "reason", ""),
+		       str_of(f, "action", "?"));
 		return 1;
 	}
 	if (strncmp(ev->kind, "action.", 7) != 0)

@@ -6,7 +6,8 @@
 
 #include "event.h"
 
-/* Writes what happened in ev ("tool call started (call c-14) COERCED: ...") into buf; returns buf. */
+/* Writes what happened in ev ("tool call started (call c-14) COERCED: ...") into buf; returns buf.
+ */
 char *event_describe(const struct event *ev, char *buf, size_t size);
 
 #endif

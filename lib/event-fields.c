@@ -50,7 +50,8 @@ static const char *skip_value(const char *p, const char *end)
 				return p; /* a scalar, ended by the object around it */
 			if (--depth == 0)
 				return p + 1;
-		} else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+		} else if (depth == 0 &&
+			   (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
 			return p;
 		}
 		p++;
@@ -153,11 +154,21 @@ int event_field_str(const struct event *ev, const char *key, char *buf, size_t s
 			if (++p >= end)
 				return 0;
 			switch (*p) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
 			case 'u':
 				if (end - p < 5 || hex4(p + 1, &u) < 0)
 					return 0;
@@ -167,7 +178,9 @@ int event_field_str(const struct event *ev, const char *key, char *buf, size_t s
 					u = 0xfffd;
 				n += put_utf8(buf + n, size - 1 - n, u);
 				continue;
-			default: c = *p; break; /* \" \\ \/ */
+			default:
+				c = *p;
+				break; /* \" \\ \/ */
 			}
 		}
 		if (n + 1 < size)

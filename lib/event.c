@@ -54,8 +54,9 @@ int event_kind_valid(const char *s)
 	size_t n = 0;
 
 	for (; s[n]; n++)
-		if (n >= FB_KIND_MAX || !(islower((unsigned char)s[n]) ||
-					  isdigit((unsigned char)s[n]) || s[n] == '_' || s[n] == '.'))
+		if (n >= FB_KIND_MAX ||
+		    !(islower((unsigned char)s[n]) || isdigit((unsigned char)s[n]) || s[n] == '_' ||
+		      s[n] == '.'))
 			return 0;
 	return n > 0;
 }
@@ -208,7 +209,8 @@ static int get_string(const json_t *obj, const char *key, char *dst, size_t dsts
 		return 0;
 	if (!json_is_string(v))
 		return fail(err, errlen, "\"%s\" must be a string", key);
-	if (json_string_length(v) >= dstsize || strlen(json_string_value(v)) != json_string_length(v))
+	if (json_string_length(v) >= dstsize ||
+	    strlen(json_string_value(v)) != json_string_length(v))
 		return fail(err, errlen, "\"%s\" is too long or holds NUL", key);
 	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
 	return 0;
@@ -232,7 +234,7 @@ static int get_int(const json_t *obj, const char *key, int64_t min, int64_t max,
 
 int event_from_json(const json_t *obj, struct event *ret, char *err, size_t errlen)
 {
-	static const char *const known[] = { "id",  "ts",   "sandbox", "step", "tool",	 "source",
+	static const char *const known[] = { "id",   "ts",  "sandbox", "step", "tool", "source",
 					     "kind", "pid", "ppid",    "uid",  "comm", "fields" };
 	struct event ev;
 	char source[16] = "";
@@ -244,7 +246,8 @@ int event_from_json(const json_t *obj, struct event *ret, char *err, size_t errl
 	event_init(&ev);
 	if (!json_is_object(obj))
 		return fail(err, errlen, "an event must be a JSON object");
-	json_object_foreach((json_t *)obj, key, value) {
+	json_object_foreach((json_t *)obj, key, value)
+	{
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(known); i++)

@@ -1,8 +1,9 @@
 /*
  * The one event model. Every source (tool-call trace, enforcer, eBPF, cgroup stats, audit, NFLOG,
- * detectors, the monitor itself) produces a struct event; the store, the HTTP API and replay consume
- * it. Common fields are typed; kind-specific fields travel as one compact JSON object (`fields`) so
- * that a new kind needs no schema change and the store binds it as text without re-encoding.
+ * detectors, the monitor itself) produces a struct event; the store, the HTTP API and replay
+ * consume it. Common fields are typed; kind-specific fields travel as one compact JSON object
+ * (`fields`) so that a new kind needs no schema change and the store binds it as text without
+ * re-encoding.
  */
 #ifndef FB_EVENT_H
 #define FB_EVENT_H
@@ -13,14 +14,14 @@
 #include "bounds.h"
 
 enum event_source {
-	EVENT_SOURCE_TRACE,	/* the agent harness's tool-call trace */
-	EVENT_SOURCE_ENFORCER,	/* firebreak create/exec/destroy */
-	EVENT_SOURCE_EBPF,	/* process and socket tracer */
-	EVENT_SOURCE_CGROUP,	/* resource stats */
-	EVENT_SOURCE_AUDIT,	/* seccomp denials */
-	EVENT_SOURCE_NFLOG,	/* denied packets at the gate */
-	EVENT_SOURCE_DETECTOR,	/* verdicts */
-	EVENT_SOURCE_MONITOR,	/* the monitor about itself: loss, gaps, actions */
+	EVENT_SOURCE_TRACE,    /* the agent harness's tool-call trace */
+	EVENT_SOURCE_ENFORCER, /* firebreak create/exec/destroy */
+	EVENT_SOURCE_EBPF,     /* process and socket tracer */
+	EVENT_SOURCE_CGROUP,   /* resource stats */
+	EVENT_SOURCE_AUDIT,    /* seccomp denials */
+	EVENT_SOURCE_NFLOG,    /* denied packets at the gate */
+	EVENT_SOURCE_DETECTOR, /* verdicts */
+	EVENT_SOURCE_MONITOR,  /* the monitor about itself: loss, gaps, actions */
 	_EVENT_SOURCE_MAX,
 };
 
@@ -28,19 +29,19 @@ enum event_source {
 #define EVENT_UID_NONE (-1LL)
 
 struct event {
-	int64_t id;		/* the store's row id; 0 until stored */
-	int64_t ts;		/* ns since the epoch */
-	int64_t sandbox_id;	/* the store's id for `sandbox`; 0 if not resolved */
+	int64_t id;	    /* the store's row id; 0 until stored */
+	int64_t ts;	    /* ns since the epoch */
+	int64_t sandbox_id; /* the store's id for `sandbox`; 0 if not resolved */
 	char sandbox[FB_NAME_MAX + 1];
-	int64_t step;		/* tool-call step, EVENT_STEP_NONE if none */
+	int64_t step; /* tool-call step, EVENT_STEP_NONE if none */
 	char tool[FB_TOOL_MAX + 1];
 	enum event_source source;
 	char kind[FB_KIND_MAX + 1];
-	int32_t pid;		/* 0 if none */
-	int32_t ppid;		/* 0 if none */
-	int64_t uid;		/* EVENT_UID_NONE if none */
+	int32_t pid;  /* 0 if none */
+	int32_t ppid; /* 0 if none */
+	int64_t uid;  /* EVENT_UID_NONE if none */
 	char comm[FB_COMM_MAX + 1];
-	char *fields;		/* compact JSON object, owned; NULL means {} */
+	char *fields; /* compact JSON object, owned; NULL means {} */
 	size_t fields_len;
 };
 

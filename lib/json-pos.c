@@ -10,20 +10,20 @@
 #include "macro.h"
 
 struct entry {
-	struct entry *next;	/* every entry, for json_pos_free() */
+	struct entry *next; /* every entry, for json_pos_free() */
 	struct json_pos_loc loc;
-	char path[];		/* the map's key */
+	char path[]; /* the map's key */
 };
 
 struct json_pos {
 	struct hashmap *map;
 	struct entry *all;
-	struct entry *dup;	/* the first repeated key; also on `all` */
+	struct entry *dup; /* the first repeated key; also on `all` */
 };
 
 struct frame {
 	int is_object;
-	size_t path_len;	/* the container's own path length: members append to it */
+	size_t path_len; /* the container's own path length: members append to it */
 	size_t index;
 };
 
@@ -36,7 +36,7 @@ struct scanner {
 	struct json_pos *pos;
 	struct frame stack[JSON_POS_DEPTH_MAX];
 	size_t depth;
-	struct json_pos_loc key;	/* the key of the member whose value comes next */
+	struct json_pos_loc key; /* the key of the member whose value comes next */
 	int have_key;
 };
 
@@ -197,12 +197,26 @@ static int read_escape(struct scanner *sc, char *out)
 	c = peek(sc);
 	advance(sc);
 	switch (c) {
-	case 'b': out[0] = '\b'; return 1;
-	case 'f': out[0] = '\f'; return 1;
-	case 'n': out[0] = '\n'; return 1;
-	case 'r': out[0] = '\r'; return 1;
-	case 't': out[0] = '\t'; return 1;
-	case '"': case '\\': case '/': out[0] = c; return 1;
+	case 'b':
+		out[0] = '\b';
+		return 1;
+	case 'f':
+		out[0] = '\f';
+		return 1;
+	case 'n':
+		out[0] = '\n';
+		return 1;
+	case 'r':
+		out[0] = '\r';
+		return 1;
+	case 't':
+		out[0] = '\t';
+		return 1;
+	case '"':
+	case '\\':
+	case '/':
+		out[0] = c;
+		return 1;
 	case 'u':
 		if (read_u_escape(sc, &cp) < 0)
 			return -EINVAL;

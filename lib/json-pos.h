@@ -17,10 +17,10 @@
 #define JSON_POS_DEPTH_MAX 256
 
 struct json_pos_loc {
-	unsigned line, col;	/* the value's first character */
+	unsigned line, col;	    /* the value's first character */
 	unsigned key_line, key_col; /* the member's key (its opening quote); for an array element or
 				     * the root, the value's position again */
-	size_t offset;		/* the value's byte offset in the text */
+	size_t offset;		    /* the value's byte offset in the text */
 };
 
 /* The positions of one text: owns copies of every path; the text itself is not kept. */
@@ -32,7 +32,8 @@ struct json_pos;
  * not JSON or exceeds JSON_POS_PATH_MAX / JSON_POS_DEPTH_MAX; then *ret_err (if not NULL) holds
  * where the scan stopped.
  */
-int json_pos_scan(const char *text, size_t len, struct json_pos **ret, struct json_pos_loc *ret_err);
+int json_pos_scan(const char *text, size_t len, struct json_pos **ret,
+		  struct json_pos_loc *ret_err);
 
 /* Frees p; accepts NULL. */
 void json_pos_free(struct json_pos *p);

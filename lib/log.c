@@ -70,7 +70,8 @@ int log_internal(enum log_level level, int err, const char *file, int line, cons
 			fprintf(stderr, "%s %s[%s] %s (%s:%d)\n", ts, stamp_progname,
 				level_names[level], msg, file, line);
 		else
-			fprintf(stderr, "%s %s[%s] %s\n", ts, stamp_progname, level_names[level], msg);
+			fprintf(stderr, "%s %s[%s] %s\n", ts, stamp_progname, level_names[level],
+				msg);
 	} else {
 		fprintf(stderr, "%s\n", msg);
 	}

@@ -29,8 +29,9 @@ int log_internal(enum log_level level, int err, const char *file, int line, cons
 #define log_full_errno(level, err, ...)                                                            \
 	({                                                                                         \
 		int _err = (err);                                                                  \
-		(log_max_level >= (level)) ? log_internal(level, _err, __FILE__, __LINE__, __VA_ARGS__) \
-					   : -abs(_err);                                           \
+		(log_max_level >= (level))                                                         \
+			? log_internal(level, _err, __FILE__, __LINE__, __VA_ARGS__)               \
+			: -abs(_err);                                                              \
 	})
 
 #define log_error(...) log_full_errno(LOG_LEVEL_ERROR, 0, __VA_ARGS__)

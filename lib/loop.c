@@ -27,7 +27,7 @@ struct loop {
 	int epfd;
 	struct source **by_fd; /* fd -> source */
 	size_t by_fd_cap;
-	struct source *dead;   /* freed once the current epoll batch is dispatched */
+	struct source *dead; /* freed once the current epoll batch is dispatched */
 	int quit;
 	int code;
 };
@@ -184,7 +184,8 @@ static void timer_ready(struct loop *l, int fd, uint32_t events, void *data)
 int loop_add_timer(struct loop *l, uint64_t interval_ns, loop_timer_fn fn, void *data)
 {
 	struct itimerspec its = {
-		.it_interval = { (time_t)(interval_ns / 1000000000ULL), (long)(interval_ns % 1000000000ULL) },
+		.it_interval = { (time_t)(interval_ns / 1000000000ULL),
+				 (long)(interval_ns % 1000000000ULL) },
 	};
 	const struct source proto = { .fn = timer_ready, .timer_fn = fn, .user = data };
 	int fd, r;

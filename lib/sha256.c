@@ -37,8 +37,8 @@ static void compress(uint32_t state[8], const uint8_t *p)
 	a = state[0], b = state[1], c = state[2], d = state[3];
 	e = state[4], f = state[5], g = state[6], h = state[7];
 	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k[i] +
-			      w[i];
+		uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) +
+			      k[i] + w[i];
 		uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
 
 		h = g, g = f, f = e, e = d + t1;

@@ -5,9 +5,9 @@
 #include <stddef.h>
 
 struct strbuf {
-	char *p;    /* NUL-terminated once anything was added; the caller frees it */
+	char *p; /* NUL-terminated once anything was added; the caller frees it */
 	size_t len, cap;
-	int oom;    /* an addition failed: the text is incomplete, p is still to be freed */
+	int oom; /* an addition failed: the text is incomplete, p is still to be freed */
 };
 
 void strbuf_add(struct strbuf *b, const char *s, size_t n);

@@ -38,8 +38,8 @@ char *time_format_rfc3339(int64_t ns, char *buf, size_t size)
 		snprintf(buf, size, "%lld", (long long)ns);
 		return buf;
 	}
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 	return buf;
 }
 
@@ -103,8 +103,8 @@ int duration_parse(const char *s, int64_t *ret_ns)
 int size_parse(const char *s, uint64_t *ret_bytes)
 {
 	static const struct unit units[] = {
-		{ "K", 1LL << 10 }, { "M", 1LL << 20 }, { "G", 1LL << 30 }, { "T", 1LL << 40 },
-		{ NULL, 0 },
+		{ "K", 1LL << 10 }, { "M", 1LL << 20 }, { "G", 1LL << 30 },
+		{ "T", 1LL << 40 }, { NULL, 0 },
 	};
 	long long v;
 	int r = parse_with_units(s, units, 1, &v);
@@ -165,8 +165,10 @@ int time_parse(const char *s, int64_t now_ns, int64_t *ret_ns)
 	{
 		int64_t age;
 		static const struct unit age_units[] = {
-			{ "s", NSEC_PER_SEC },	 { "m", 60 * NSEC_PER_SEC },
-			{ "h", 3600 * NSEC_PER_SEC }, { "d", 86400 * NSEC_PER_SEC },
+			{ "s", NSEC_PER_SEC },
+			{ "m", 60 * NSEC_PER_SEC },
+			{ "h", 3600 * NSEC_PER_SEC },
+			{ "d", 86400 * NSEC_PER_SEC },
 			{ NULL, 0 },
 		};
 		long long a;

@@ -37,8 +37,8 @@ const char *trace_error_to_string(enum trace_error e)
 	return (unsigned)e < _TRACE_ERR_MAX ? error_names[e] : "unknown";
 }
 
-_printf_(4, 5) static enum trace_error fail(enum trace_error e, char *err, size_t errlen,
-					    const char *fmt, ...)
+_printf_(4, 5) static enum trace_error
+	fail(enum trace_error e, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -106,21 +106,22 @@ static int traceparent_valid(const char *s)
 
 static enum trace_error check_keys(json_t *obj, char *err, size_t errlen)
 {
-	static const char *const known[] = { K_OPERATION,  K_TOOL,	  K_CALL_ID,   K_SANDBOX,
-					     K_STEP,	   K_PHASE,	  K_TS,	       K_EXIT_CODE,
+	static const char *const known[] = { K_OPERATION,  K_TOOL,	  K_CALL_ID,	K_SANDBOX,
+					     K_STEP,	   K_PHASE,	  K_TS,		K_EXIT_CODE,
 					     K_ERROR_TYPE, K_ANNOTATIONS, K_TRACEPARENT };
 	const char *key;
 	json_t *value;
 
-	json_object_foreach(obj, key, value) {
+	json_object_foreach(obj, key, value)
+	{
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(known); i++)
 			if (strcmp(key, known[i]) == 0)
 				break;
 		if (i == ARRAY_SIZE(known))
-			return fail(TRACE_ERR_UNKNOWN_KEY, err, errlen, "unknown attribute \"%.64s\"",
-				    key);
+			return fail(TRACE_ERR_UNKNOWN_KEY, err, errlen,
+				    "unknown attribute \"%.64s\"", key);
 	}
 	return TRACE_OK;
 }
@@ -192,14 +193,15 @@ static enum trace_error check_strings(struct trace_record *rec, const struct wor
 	else
 		return fail(TRACE_ERR_VALUE, err, errlen, "\"phase\" must be \"start\" or \"end\"");
 	if (rec->traceparent[0] && !traceparent_valid(rec->traceparent))
-		return fail(TRACE_ERR_VALUE, err, errlen, "\"traceparent\" is not W3C trace-context");
+		return fail(TRACE_ERR_VALUE, err, errlen,
+			    "\"traceparent\" is not W3C trace-context");
 	if (rec->error_type[0] && rec->phase != TRACE_PHASE_END)
-		return fail(TRACE_ERR_VALUE, err, errlen, "\"error.type\" belongs on phase \"end\"");
+		return fail(TRACE_ERR_VALUE, err, errlen,
+			    "\"error.type\" belongs on phase \"end\"");
 	return TRACE_OK;
 }
 
-static enum trace_error parse_step(json_t *obj, struct trace_record *rec, char *err,
-				   size_t errlen)
+static enum trace_error parse_step(json_t *obj, struct trace_record *rec, char *err, size_t errlen)
 {
 	json_t *v = json_object_get(obj, K_STEP);
 
@@ -274,8 +276,8 @@ static enum trace_error parse_object(json_t *obj, struct trace_record *rec, char
 	return TRACE_OK;
 }
 
-enum trace_error trace_parse_line(const char *line, size_t len, struct trace_record *ret,
-				  char *err, size_t errlen)
+enum trace_error trace_parse_line(const char *line, size_t len, struct trace_record *ret, char *err,
+				  size_t errlen)
 {
 	struct trace_record rec = { 0 };
 	json_error_t jerr;
@@ -296,7 +298,8 @@ enum trace_error trace_parse_line(const char *line, size_t len, struct trace_rec
 			    jerr.column, jerr.text);
 	if (!json_is_object(obj)) {
 		json_decref(obj);
-		return fail(TRACE_ERR_NOT_OBJECT, err, errlen, "a trace line must be a JSON object");
+		return fail(TRACE_ERR_NOT_OBJECT, err, errlen,
+			    "a trace line must be a JSON object");
 	}
 	e = parse_object(obj, &rec, err, errlen);
 	json_decref(obj);

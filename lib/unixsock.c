@@ -32,7 +32,8 @@ int unixsock_listen(const char *path, mode_t mode, gid_t gid)
 		return -errno;
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
-	/* The umask makes the socket born with no more than mode: no window where others connect. */
+	/* The umask makes the socket born with no more than mode: no window where others connect.
+	 */
 	old_umask = umask(~mode & 0777);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_umask);

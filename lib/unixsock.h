@@ -14,7 +14,8 @@ int unixsock_listen(const char *path, mode_t mode, gid_t gid);
 /* Connects to path (blocking, close-on-exec); returns the fd or -errno. */
 int unixsock_connect(const char *path);
 
-/* Whether the peer of fd is root, or runs with group gid (primary or supplementary): 1, 0, -errno. */
+/* Whether the peer of fd is root, or runs with group gid (primary or supplementary): 1, 0, -errno.
+ */
 int unixsock_peer_trusted(int fd, gid_t gid);
 
 #endif

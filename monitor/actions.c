@@ -32,8 +32,8 @@ const char *action_kind_name(enum action_kind k)
 static const char *state_after(enum action_kind k)
 {
 	return k == ACTION_FREEZE || k == ACTION_QUARANTINE ? "frozen"
-	       : k == ACTION_THAW			     ? "running"
-							     : "killed";
+	       : k == ACTION_THAW			    ? "running"
+							    : "killed";
 }
 
 /*
@@ -115,9 +115,9 @@ static int confirm(enum action_kind k, const char *rel)
 	}
 }
 
-void action_record(struct daemon *d, const struct store_sandbox *sb, const struct action_request *rq,
-		   int64_t done_ts, int64_t act_ns, int64_t confirm_ns, const char *result,
-		   json_t **ret_record)
+void action_record(struct daemon *d, const struct store_sandbox *sb,
+		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
+		   int64_t confirm_ns, const char *result, json_t **ret_record)
 {
 	struct writer_op op;
 	struct store_action *a = calloc(1, sizeof(*a));

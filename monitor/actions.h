@@ -25,9 +25,9 @@ struct action_request {
 	enum action_kind kind;
 	const char *requested_by; /* "cli", a rule id, "watchdog" */
 	const char *reason;	  /* NULL: none */
-	int64_t trigger_ts;	  /* wall ns of the event that triggered it; 0: the request itself */
-	int64_t detection_id;	  /* 0: none */
-	int64_t incident_id;	  /* 0: none */
+	int64_t trigger_ts;   /* wall ns of the event that triggered it; 0: the request itself */
+	int64_t detection_id; /* 0: none */
+	int64_t incident_id;  /* 0: none */
 };
 
 /* "freeze", "thaw", "kill", "quarantine". */

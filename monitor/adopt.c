@@ -130,7 +130,8 @@ int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sand
 	}
 	/* One task, one sandbox: watched cgroups must not nest. */
 	if ((other = registry_adopted_overlapping(d->registry, w->cgroup)))
-		return *ret_why = "the cgroup is inside, or holds, another adopted sandbox", -EEXIST;
+		return *ret_why = "the cgroup is inside, or holds, another adopted sandbox",
+		       -EEXIST;
 	if ((r = take_name(d, w, hash, &sb, ret_why)) < 0)
 		return r;
 	cgroup_id(w->cgroup, &cgid);
@@ -145,8 +146,7 @@ int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sand
 }
 
 /* Stops watching sb (adopted, running) and stores its new state. */
-static void release(struct daemon *d, struct store_sandbox *sb, const char *state,
-		    const char *kind)
+static void release(struct daemon *d, struct store_sandbox *sb, const char *state, const char *kind)
 {
 	syscall_events_set(d->syscalls, sb, 0);
 	proc_events_unwatch(d->proc, sb);
@@ -165,7 +165,8 @@ int adopt_unwatch(struct daemon *d, const char *name, struct store_sandbox **ret
 	if (!sb)
 		return *ret_why = "unknown sandbox", -ENOENT;
 	if (!registry_adopted(sb))
-		return *ret_why = "not an adopted cgroup (firebreak destroy ends a sandbox)", -EINVAL;
+		return *ret_why = "not an adopted cgroup (firebreak destroy ends a sandbox)",
+		       -EINVAL;
 	if (registry_live(sb))
 		release(d, sb, "unwatched", "sandbox.unwatch");
 	*ret = sb;
@@ -233,7 +234,7 @@ static int scan_one(const char *name, void *data)
 	log_warn("sandbox %s: its cgroup runs but the store said %s; watching it again", name, was);
 	record_sandbox(d, sb);
 	record_event(d, sb, "sandbox.readopt",
-		    json_pack("{s:s, s:s}", "cgroup", sb->cgroup, "store_state", was));
+		     json_pack("{s:s, s:s}", "cgroup", sb->cgroup, "store_state", was));
 	x->changed++;
 	return 0;
 }
@@ -252,7 +253,8 @@ int adopt_scan(struct daemon *d)
 			continue;
 		strcpy(sb->state, "destroyed");
 		sb->updated_ts = time_now_ns();
-		log_info("sandbox %s: its cgroup %s is gone; marked destroyed", sb->name, sb->cgroup);
+		log_info("sandbox %s: its cgroup %s is gone; marked destroyed", sb->name,
+			 sb->cgroup);
 		record_sandbox(d, sb);
 		record_event(d, sb, "sandbox.gone", json_pack("{s:s}", "cgroup", sb->cgroup));
 		x.changed++;
@@ -352,7 +354,8 @@ void adopt_resume_steps(struct daemon *d)
 			log_info("sandbox %s step %lld: its execs are confined again (%zu files)",
 				 sb->name, (long long)v[i].step, files);
 		else if (r < 0)
-			log_warn_errno(r, "sandbox %s step %lld: its exec scope could not be restored",
+			log_warn_errno(r,
+				       "sandbox %s step %lld: its exec scope could not be restored",
 				       sb->name, (long long)v[i].step);
 	}
 	adopt_forget_steps(d);

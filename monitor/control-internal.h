@@ -14,7 +14,7 @@ void control_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, u
 		      json_t *req);
 void control_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 			json_t *req);
-void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t token,
-			   uint64_t lineno, json_t *req);
+void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			   json_t *req);
 
 #endif

@@ -42,8 +42,8 @@ void control_action(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 	json_error_t jerr;
 	int k;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s}", "op", &op, "sandbox",
-			   &name, "reason", &reason) < 0)
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s?:s}", "op", &op, "sandbox", &name,
+			   "reason", &reason) < 0)
 		return control_refuse(d, ls, token, lineno, jerr.text);
 	if ((k = action_kind_from_name(op)) < 0)
 		return control_refuse(d, ls, token, lineno, "unknown action");
@@ -109,8 +109,8 @@ void control_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token,
 }
 
 /* {"op":"exec-scope","sandbox":S,"step":N,"tool":T,"cgroup_id":C,"program":P} */
-void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t token,
-			   uint64_t lineno, json_t *req)
+void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			   json_t *req)
 {
 	const char *op, *name, *tool, *program;
 	struct store_sandbox *sb;
@@ -131,8 +131,9 @@ void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t tok
 	if (r < 0)
 		return control_refuse(d, ls, token, lineno, "the exec scope could not be set");
 	if (r == 0)
-		return control_reply_json(ls, token, json_pack("{s:b, s:b}", "ok", 1, "confined", 0));
-	control_reply_json(ls, token,
-			   json_pack("{s:b, s:b, s:I}", "ok", 1, "confined", 1, "files",
-				     (json_int_t)files));
+		return control_reply_json(ls, token,
+					  json_pack("{s:b, s:b}", "ok", 1, "confined", 0));
+	control_reply_json(
+		ls, token,
+		json_pack("{s:b, s:b, s:I}", "ok", 1, "confined", 1, "files", (json_int_t)files));
 }

@@ -47,7 +47,8 @@ void control_free(struct daemon *d)
 
 void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 {
-	_cleanup_free_ char *text = obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	_cleanup_free_ char *text =
+		obj ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
 	json_decref(obj);
 	if (!text || lineserver_reply(ls, token, text) < 0)
@@ -55,7 +56,7 @@ void control_reply_json(struct lineserver *ls, uint64_t token, json_t *obj)
 }
 
 void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
-		   const char *msg)
+		    const char *msg)
 {
 	_cleanup_free_ char *reply = daemon_error_reply(lineno, "request", msg);
 
@@ -70,22 +71,24 @@ static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 		    json_t *req)
 {
 	control_reply_json(ls, token,
-		   json_pack("{s:b, s:i, s:I, s:i}", "ok", 1, "pid", (int)getpid(), "started_ts",
-			     (json_int_t)d->self->started_ns, "schema", store_latest_version()));
+			   json_pack("{s:b, s:i, s:I, s:i}", "ok", 1, "pid", (int)getpid(),
+				     "started_ts", (json_int_t)d->self->started_ns, "schema",
+				     store_latest_version()));
 }
 
 static void op_stats(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		     json_t *req)
 {
-	control_reply_json(ls, token, json_pack("{s:b, s:o}", "ok", 1, "stats", daemon_stats_json(d)));
+	control_reply_json(ls, token,
+			   json_pack("{s:b, s:o}", "ok", 1, "stats", daemon_stats_json(d)));
 }
 
 /* {"op":"register","sandbox":NAME[,"state":S][,"cgroup":PATH][,"policy_hash":H]} */
 static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 			json_t *req)
 {
-	static const char *const states[] = { "registered", "running", "frozen",
-					      "killed",	    "destroyed" };
+	static const char *const states[] = { "registered", "running", "frozen", "killed",
+					      "destroyed" };
 	const char *name = NULL, *state = "registered", *cgroup = NULL, *hash = NULL, *op = NULL;
 	char own[sizeof(CGROUP_ROOT_NAME) + FB_NAME_MAX + 1];
 	struct store_sandbox *sb;
@@ -109,9 +112,10 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	/* The enforcer's sandboxes live at firebreak/NAME; anything else is adopted (op watch). */
 	snprintf(own, sizeof(own), CGROUP_ROOT_NAME "/%s", name);
 	if (cgroup && strcmp(cgroup, own) != 0)
-		return control_refuse(d, ls, token, lineno,
-				      "a registered sandbox's cgroup is firebreak/NAME (adopt others "
-				      "with op watch)");
+		return control_refuse(
+			d, ls, token, lineno,
+			"a registered sandbox's cgroup is firebreak/NAME (adopt others "
+			"with op watch)");
 
 	sb = registry_find(d->registry, name);
 	if (sb && registry_adopted(sb))
@@ -131,8 +135,7 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	if (strcmp(state, "running") == 0 && cgroup) {
 		proc_events_watch(d->proc, sb);
 		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
-	}
-	else if (strcmp(state, "destroyed") == 0) {
+	} else if (strcmp(state, "destroyed") == 0) {
 		syscall_events_set(d->syscalls, sb, 0);
 		proc_events_unwatch(d->proc, sb);
 		verdicts_forget(d, sb->name);
@@ -175,7 +178,8 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	char err[160];
 
 	if (json_object_size(req) != 2 || !obj)
-		return control_refuse(d, ls, token, lineno, "event needs exactly {\"op\", \"event\"}");
+		return control_refuse(d, ls, token, lineno,
+				      "event needs exactly {\"op\", \"event\"}");
 	if (event_from_json(obj, &wop.ev, err, sizeof(err)) < 0)
 		return control_refuse(d, ls, token, lineno, err);
 	if (wop.ev.sandbox[0]) {
@@ -194,11 +198,11 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			json_t *cg = json_object_get(f, "cgroup_id");
 
 			registry_step_start(d->registry, wop.ev.sandbox, wop.ev.step, wop.ev.tool,
-					    json_is_integer(cg) ? (uint64_t)json_integer_value(cg) : 0);
+					    json_is_integer(cg) ? (uint64_t)json_integer_value(cg)
+								: 0);
 			json_decref(f);
 			proc_events_drain(d->proc); /* records that waited for this report */
-		}
-		else if (strcmp(wop.ev.kind, "step.end") == 0) {
+		} else if (strcmp(wop.ev.kind, "step.end") == 0) {
 			/* The step's last records are in the ring buffer already (it has ended):
 			 * attribute them before its cgroup is forgotten. */
 			proc_events_drain(d->proc);
@@ -232,8 +236,10 @@ static void op_trace_syscalls(struct daemon *d, struct lineserver *ls, uint64_t 
 	if (on && strcmp(sb->state, "running") != 0)
 		return control_refuse(d, ls, token, lineno, "the sandbox is not running");
 	if ((r = syscall_events_set(d->syscalls, sb, on)) < 0)
-		return control_refuse(d, ls, token, lineno, "the syscall recorder could not be started");
-	control_reply_json(ls, token, json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
+		return control_refuse(d, ls, token, lineno,
+				      "the syscall recorder could not be started");
+	control_reply_json(ls, token,
+			   json_pack("{s:b, s:s, s:b}", "ok", 1, "sandbox", name, "on", on));
 }
 
 static const struct {

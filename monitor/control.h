@@ -13,8 +13,8 @@ struct daemon;
 struct lineserver;
 struct store_sandbox;
 
-typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
-			   uint64_t lineno, json_t *req);
+typedef void (*control_fn)(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			   json_t *req);
 
 /* The control protocol's state and counter, made before any request is read; 0 or -errno. */
 int control_init(struct daemon *d);

@@ -49,7 +49,8 @@ static const struct counter_def writer_counters[] = {
 	  COUNTER_AT(struct writer_stats, batches) },
 	{ "max_batch", COUNTER_GAUGE, "the largest batch so far",
 	  COUNTER_AT(struct writer_stats, max_batch) },
-	{ "pending", COUNTER_GAUGE, "operations queued now", COUNTER_AT(struct writer_stats, pending) },
+	{ "pending", COUNTER_GAUGE, "operations queued now",
+	  COUNTER_AT(struct writer_stats, pending) },
 	{ "failed_ops", COUNTER_TOTAL, "operations of a batch whose commit failed",
 	  COUNTER_AT(struct writer_stats, failed_ops) },
 	{ "lost_events", COUNTER_TOTAL, "events among the failed operations", COUNTER_FAMILY_LOST,
@@ -74,7 +75,8 @@ static const struct counter_def socket_counters[] = {
 	{ "closed_stalled", COUNTER_TOTAL, "clients closed for not reading their replies",
 	  COUNTER_AT(struct lineserver_stats, closed_stalled) },
 	{ "lines", COUNTER_TOTAL, "lines read", COUNTER_AT(struct lineserver_stats, lines) },
-	{ "oversize", COUNTER_TOTAL, "lines over the cap", COUNTER_AT(struct lineserver_stats, oversize) },
+	{ "oversize", COUNTER_TOTAL, "lines over the cap",
+	  COUNTER_AT(struct lineserver_stats, oversize) },
 	{ "replies_dropped", COUNTER_TOTAL, "replies whose client had gone",
 	  COUNTER_AT(struct lineserver_stats, replies_dropped) },
 };
@@ -93,8 +95,10 @@ int daemon_add_counters(struct daemon *d)
 {
 	int r;
 
-	if ((r = counters_add(d->counters, "", self_counters, ARRAY_SIZE(self_counters), d->self)) < 0 ||
-	    (r = counters_add(d->counters, "", daemon_counters, ARRAY_SIZE(daemon_counters), d)) < 0 ||
+	if ((r = counters_add(d->counters, "", self_counters, ARRAY_SIZE(self_counters), d->self)) <
+		    0 ||
+	    (r = counters_add(d->counters, "", daemon_counters, ARRAY_SIZE(daemon_counters), d)) <
+		    0 ||
 	    (r = counters_add_snapshot(d->counters, "writer", writer_counters,
 				       ARRAY_SIZE(writer_counters), d->writer,
 				       sizeof(struct writer_stats), writer_snapshot)) < 0 ||

@@ -50,30 +50,31 @@ struct daemon {
 	const struct config *cfg;
 	const struct daemon_self *self;
 	struct counters *counters; /* every module's counters (lib/counters.h) */
-	/* The collectors, each owning its state (collectors/NAME/NAME-events.h); NULL: not running. */
+	/* The collectors, each owning its state (collectors/NAME/NAME-events.h); NULL: not running.
+	 */
 	struct cgroup_collector *cgroup_stats;
 	struct proc_events *proc;
 	struct seccomp_events *seccomp;
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;
 	/* The detectors (monitor/verdicts.c). */
-	struct verdicts *verdicts;   /* the detector stage (monitor/verdicts.c) */
+	struct verdicts *verdicts;	/* the detector stage (monitor/verdicts.c) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
 	struct hashmap *policies;	/* policy hash -> its text (monitor/policies.c) */
-	struct resumed_steps *resumed; /* found running at start-up (monitor/adopt.c) */
+	struct resumed_steps *resumed;	/* found running at start-up (monitor/adopt.c) */
 	struct watchdog_link *watchdog; /* the link to the watchdog (monitor/watchdog.h) */
 	struct loop *loop;
-	struct writer *writer;	     /* the store's writer thread (store/writer.h) */
-	struct sink *sink;	     /* where every event goes: ids, the stage, the writer */
+	struct writer *writer; /* the store's writer thread (store/writer.h) */
+	struct sink *sink;     /* where every event goes: ids, the stage, the writer */
 	struct registry *registry;
 	struct lineserver *trace;
 	struct lineserver *control;
 	/* The HTTP API (monitor/http-core.c): its unprivileged child and the channel to it. */
 	struct metrics *metrics;
-	struct lineserver *http;     /* the channel's requests, as one client */
-	struct http_core *http_core; /* its socket, its child (monitor/http-core.c) */
-	struct export_core *export;  /* the exporter child (monitor/export-core.c) */
-	struct trace_ingest *trace_ingest; /* the trace protocol's counters (trace-ingest.c) */
+	struct lineserver *http;	     /* the channel's requests, as one client */
+	struct http_core *http_core;	     /* its socket, its child (monitor/http-core.c) */
+	struct export_core *export;	     /* the exporter child (monitor/export-core.c) */
+	struct trace_ingest *trace_ingest;   /* the trace protocol's counters (trace-ingest.c) */
 	struct control_state *control_state; /* the control protocol's (control.c) */
 };
 

@@ -18,7 +18,7 @@
 struct export_core {
 	const struct config *cfg;
 	struct child child;
-	int state_fd;		 /* its state file, or -1 (no endpoint) */
+	int state_fd;		  /* its state file, or -1 (no endpoint) */
 	struct export_state last; /* as last read whole: counters only grow */
 };
 
@@ -32,8 +32,11 @@ int export_start(struct daemon *d)
 		return -ENOMEM;
 	x->cfg = d->cfg;
 	x->state_fd = -1;
-	x->child = (struct child){ .name = "exporter", .flag = "--exporter", .argv = d->self->argv,
-					  .loop = d->loop, .pidfd = -1 };
+	x->child = (struct child){ .name = "exporter",
+				   .flag = "--exporter",
+				   .argv = d->self->argv,
+				   .loop = d->loop,
+				   .pidfd = -1 };
 	if (!d->cfg->otlp.host[0] && !d->cfg->loki.host[0])
 		return 0;
 	/* Beside the store: where the exporter got to survives a restart of the machine. */
@@ -46,8 +49,9 @@ int export_start(struct daemon *d)
 		return log_errno(r, "exporter");
 	log_info("exporter child %d: %s%s%s%s%s%s", (int)x->child.pid,
 		 d->cfg->otlp.host[0] ? "OTLP to " : "", d->cfg->otlp.host,
-		 d->cfg->otlp.host[0] ? d->cfg->otlp.path : "", d->cfg->loki.host[0] ? " Loki to " : "",
-		 d->cfg->loki.host, d->cfg->loki.host[0] ? d->cfg->loki.path : "");
+		 d->cfg->otlp.host[0] ? d->cfg->otlp.path : "",
+		 d->cfg->loki.host[0] ? " Loki to " : "", d->cfg->loki.host,
+		 d->cfg->loki.host[0] ? d->cfg->loki.path : "");
 	return 0;
 }
 
@@ -119,14 +123,15 @@ static json_t *export_status(const void *state)
 	if (x->state_fd < 0)
 		return json_object();
 	return json_pack("{s:{s:b}, s:{s:b}, s:i, s:I}", "otlp", "on", x->cfg->otlp.host[0] != 0,
-			 "loki", "on", x->cfg->loki.host[0] != 0, "child_pid",
-			 (int)x->child.pid, "restarts",
-			 (json_int_t)x->child.restarts);
+			 "loki", "on", x->cfg->loki.host[0] != 0, "child_pid", (int)x->child.pid,
+			 "restarts", (json_int_t)x->child.restarts);
 }
 
-#define EXPORT_COUNTER(target, field, fam, help)                                            \
-	{ #target "." #field, COUNTER_TOTAL, help, fam, #target,                              \
-	  COUNTER_AT(struct export_state, target##_##field) }
+#define EXPORT_COUNTER(target, field, fam, help)                                                   \
+	{                                                                                          \
+#target "." #field, COUNTER_TOTAL, help, fam, #target,                             \
+			COUNTER_AT(struct export_state, target##_##field)                          \
+	}
 static const struct counter_def otlp_counters[] = {
 	EXPORT_COUNTER(otlp, pushes, COUNTER_FAMILY_EXPORT_PUSHES, "OTLP pushes delivered"),
 	EXPORT_COUNTER(otlp, spans, COUNTER_FAMILY_EXPORT_ITEMS, "OTLP spans delivered"),

@@ -27,5 +27,4 @@ void export_free(struct daemon *d);
 /* Registers the exporter's part of the stats and its counters (read from its state file). */
 int export_add_counters(struct daemon *d);
 
-
 #endif

@@ -20,10 +20,10 @@
 /* The core's side of the API: the socket the child serves, the child, and what it refused. */
 struct http_core {
 	const struct config *cfg;
-	int listen_fd;	  /* the TCP socket the child serves, or -1 (listen = off) */
-	int port;	  /* its port (the configured one, or the one given for 0) */
+	int listen_fd; /* the TCP socket the child serves, or -1 (listen = off) */
+	int port;      /* its port (the configured one, or the one given for 0) */
 	struct child child;
-	uint64_t refused; /* channel requests refused by the dispatch table */
+	uint64_t refused;	 /* channel requests refused by the dispatch table */
 	struct log_ratelimit rl; /* on logging them */
 };
 
@@ -75,12 +75,14 @@ static int bind_listen(struct daemon *d)
 		return log_errno(r, "HTTP API: listen on %s", d->cfg->listen);
 	}
 	if (!is_loopback(ai->ai_addr))
-		log_warn("HTTP API on %s, not a loopback address: whoever reaches it may try tokens "
-			 "(the API still needs them; sandboxes never reach it)",
-			 d->cfg->listen);
+		log_warn(
+			"HTTP API on %s, not a loopback address: whoever reaches it may try tokens "
+			"(the API still needs them; sandboxes never reach it)",
+			d->cfg->listen);
 	freeaddrinfo(ai);
-	d->http_core->port = ntohs(bound.sa.sa_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-							     : ((struct sockaddr_in *)&bound)->sin_port);
+	d->http_core->port =
+		ntohs(bound.sa.sa_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+						     : ((struct sockaddr_in *)&bound)->sin_port);
 	d->http_core->listen_fd = fd;
 	return 0;
 }
@@ -101,8 +103,8 @@ static int spawn(struct daemon *d)
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	if (lineserver_add_client(d->http, sv[0], 0) < 0)
 		close(sv[0]);
-	log_info("HTTP API child %d serving %s (port %d)", (int)d->http_core->child.pid, d->cfg->listen,
-		 d->http_core->port);
+	log_info("HTTP API child %d serving %s (port %d)", (int)d->http_core->child.pid,
+		 d->cfg->listen, d->http_core->port);
 	return 0;
 }
 
@@ -114,8 +116,11 @@ int http_init(struct daemon *d)
 	d->http_core->rl.interval_ns = 10ULL * NSEC_PER_SEC;
 	d->http_core->rl.burst = 20;
 	d->http_core->listen_fd = -1;
-	d->http_core->child = (struct child){ .name = "HTTP API", .flag = "--http-child",
-					      .argv = d->self->argv, .loop = d->loop, .pidfd = -1 };
+	d->http_core->child = (struct child){ .name = "HTTP API",
+					      .flag = "--http-child",
+					      .argv = d->self->argv,
+					      .loop = d->loop,
+					      .pidfd = -1 };
 	return 0;
 }
 
@@ -179,7 +184,8 @@ void http_tick(struct daemon *d)
 		return;
 	if ((r = spawn(d)) < 0) {
 		log_errno(r, "HTTP API child");
-		d->http_core->child.restart_at_ns = (int64_t)time_mono_ns() + 10 * (int64_t)NSEC_PER_SEC;
+		d->http_core->child.restart_at_ns =
+			(int64_t)time_mono_ns() + 10 * (int64_t)NSEC_PER_SEC;
 	}
 }
 
@@ -200,8 +206,8 @@ static json_t *http_status(const void *state)
 
 	if (h->listen_fd < 0)
 		return json_pack("{s:b}", "on", 0);
-	return json_pack("{s:b, s:s, s:i, s:i}", "on", 1, "listen", h->cfg->listen, "port",
-			 h->port, "child_pid", (int)h->child.pid);
+	return json_pack("{s:b, s:s, s:i, s:i}", "on", 1, "listen", h->cfg->listen, "port", h->port,
+			 "child_pid", (int)h->child.pid);
 }
 
 static const struct counter_def http_counters[] = {
@@ -215,6 +221,7 @@ int http_add_counters(struct daemon *d)
 {
 	int r = counters_add_status(d->counters, "http", http_status, d->http_core);
 
-	return r < 0 ? r : counters_add(d->counters, "http", http_counters,
-					ARRAY_SIZE(http_counters), d->http_core);
+	return r < 0 ? r
+		     : counters_add(d->counters, "http", http_counters, ARRAY_SIZE(http_counters),
+				    d->http_core);
 }

@@ -14,8 +14,8 @@
 #include "macro.h"
 #include "metrics.h"
 
-typedef void (*privsep_fn)(struct daemon *d, struct lineserver *ls, uint64_t token,
-			   uint64_t lineno, const char *type, const char *payload, size_t len);
+typedef void (*privsep_fn)(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			   const char *type, const char *payload, size_t len);
 
 static void refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		   const char *msg)
@@ -98,7 +98,8 @@ static void privsep_line(struct lineserver *ls, uint64_t token, uint64_t lineno,
 			continue;
 		if (plen > dispatch[i].payload_max || (dispatch[i].payload_max > 0 && !sp))
 			return refuse(d, ls, token, lineno, "payload over its type's cap, or none");
-		return dispatch[i].fn(d, ls, token, lineno, dispatch[i].type, sp ? sp + 1 : "", plen);
+		return dispatch[i].fn(d, ls, token, lineno, dispatch[i].type, sp ? sp + 1 : "",
+				      plen);
 	}
 	refuse(d, ls, token, lineno, "unknown request type");
 }

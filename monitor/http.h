@@ -45,5 +45,4 @@ int http_add_counters(struct daemon *d);
 /* The channel's protocol in the core (http-privsep.c). */
 extern const struct lineserver_ops http_privsep_ops;
 
-
 #endif

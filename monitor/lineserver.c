@@ -479,7 +479,8 @@ void lineserver_tick(struct lineserver *ls)
 		    now - c->stalled_since >= ls->cfg.stall_timeout_ns) {
 			ls->stats.closed_stalled++;
 			if (log_ratelimit_ok(&ls->rl))
-				log_warn("%s: closed a client that read none of %zu bytes of replies "
+				log_warn("%s: closed a client that read none of %zu bytes of "
+					 "replies "
 					 "for %llds",
 					 ls->cfg.name, out_pending(c),
 					 (long long)(ls->cfg.stall_timeout_ns / NSEC_PER_SEC));

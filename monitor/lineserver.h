@@ -26,31 +26,33 @@ struct lineserver_ops {
 	 */
 	void (*line)(struct lineserver *ls, uint64_t token, uint64_t lineno, const char *line,
 		     size_t len, void *data);
-	/* The reply line (malloc'd, no newline) for a completion of line lineno; NULL if -ENOMEM. */
+	/* The reply line (malloc'd, no newline) for a completion of line lineno; NULL if -ENOMEM.
+	 */
 	char *(*reply)(const struct writer_completion *c, uint64_t lineno, void *data);
 };
 
 struct lineserver_config {
-	const char *name;	  /* "trace", "control": for logs and counters */
-	unsigned id;		  /* 1..255, unique per daemon: routes completions */
+	const char *name; /* "trace", "control": for logs and counters */
+	unsigned id;	  /* 1..255, unique per daemon: routes completions */
 	size_t line_max;
 	unsigned clients_max;
-	uint64_t idle_timeout_ns;  /* no line and nothing pending for this long: closed (0 = never) */
+	uint64_t
+		idle_timeout_ns; /* no line and nothing pending for this long: closed (0 = never) */
 	uint64_t stall_timeout_ns; /* replies unread beyond reply_buffer_max this long: closed */
 	size_t reply_buffer_max;
-	gid_t group;		  /* peers with this group are trusted besides root; -1 = root only */
+	gid_t group; /* peers with this group are trusted besides root; -1 = root only */
 };
 
 struct lineserver_stats {
 	uint64_t accepted;
-	uint64_t refused_peer;	   /* neither root nor the firebreak group */
-	uint64_t refused_full;	   /* clients_max reached */
-	uint64_t closed_idle;	   /* sent nothing for idle_timeout */
-	uint64_t closed_stalled;   /* did not read its replies */
+	uint64_t refused_peer;	 /* neither root nor the firebreak group */
+	uint64_t refused_full;	 /* clients_max reached */
+	uint64_t closed_idle;	 /* sent nothing for idle_timeout */
+	uint64_t closed_stalled; /* did not read its replies */
 	uint64_t lines;
 	uint64_t oversize;
-	uint64_t replies_dropped;  /* completions whose client had gone */
-	uint64_t clients;	   /* connected now */
+	uint64_t replies_dropped; /* completions whose client had gone */
+	uint64_t clients;	  /* connected now */
 };
 
 /*

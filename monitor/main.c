@@ -47,7 +47,8 @@ static void usage(FILE *f)
 		"events in a SQLite store and acts on what it sees.\n\n"
 		"  -c, --config FILE       config file (default " FB_DEFAULT_CONFIG ")\n"
 		"      --db PATH           the store (default " FB_DEFAULT_DB ")\n"
-		"      --runtime-dir DIR   sockets and pid file (default " FB_DEFAULT_RUNTIME_DIR ")\n"
+		"      --runtime-dir DIR   sockets and pid file (default " FB_DEFAULT_RUNTIME_DIR
+		")\n"
 		"      --listen ADDR:PORT  the HTTP API's address (default " FB_DEFAULT_LISTEN ")\n"
 		"  -f, --foreground        stay in the foreground and log to stderr\n"
 		"      --log-level LEVEL   error, warn, info or debug\n"
@@ -90,7 +91,8 @@ static int lock_file(const char *path, const char *what)
 		int r = -errno;
 		close(fd);
 		if (r == -EWOULDBLOCK)
-			return log_error("another firebreakd already uses %s %s", what, path), -EBUSY;
+			return log_error("another firebreakd already uses %s %s", what, path),
+			       -EBUSY;
 		return log_errno(r, "lock %s", path);
 	}
 	return fd;
@@ -286,7 +288,8 @@ static int start_servers(struct daemon *d)
 	cc.clients_max = 64;
 	if ((fd = listen_socket(d, FB_TRACE_SOCKET)) < 0)
 		return fd;
-	if ((r = lineserver_new(d->loop, d->writer, fd, &tc, &trace_ingest_ops, d, &d->trace)) < 0) {
+	if ((r = lineserver_new(d->loop, d->writer, fd, &tc, &trace_ingest_ops, d, &d->trace)) <
+	    0) {
 		close(fd);
 		return log_errno(r, "trace socket");
 	}
@@ -306,13 +309,16 @@ static int start_servers(struct daemon *d)
  */
 static int start_collectors(struct daemon *d)
 {
-	const struct collector_env env = { .loop = d->loop, .sink = d->sink,
-					   .registry = d->registry, .cfg = d->cfg,
+	const struct collector_env env = { .loop = d->loop,
+					   .sink = d->sink,
+					   .registry = d->registry,
+					   .cfg = d->cfg,
 					   .counters = d->counters };
 	int r;
 
 	if ((r = proc_events_new(&env, &d->proc)) < 0)
-		log_errno(r, "the process tracer did not start: no process events will be recorded");
+		log_errno(r,
+			  "the process tracer did not start: no process events will be recorded");
 	else if ((r = loop_add_timer(d->loop, 20 * NSEC_PER_MSEC, on_proc_tick, d)) < 0)
 		return log_errno(r, "process tracer timer");
 	else
@@ -322,7 +328,9 @@ static int start_collectors(struct daemon *d)
 	if ((r = nflog_events_new(&env, &d->nflog)) < 0)
 		return log_errno(r, "NFLOG reader");
 	if ((r = seccomp_events_new(&env, &d->seccomp)) < 0)
-		log_errno(r, "the audit stream could not be read: no seccomp refusals will be recorded");
+		log_errno(
+			r,
+			"the audit stream could not be read: no seccomp refusals will be recorded");
 	if ((r = cgroup_collector_new(&env, &d->cgroup_stats)) < 0)
 		return log_errno(r, "cgroup stats collector");
 	return 0;
@@ -376,7 +384,7 @@ static void read_flags(int argc, char **argv, struct daemon_flags *f, int *foreg
 				fprintf(stderr, "firebreakd: too many options\n");
 				exit(2);
 			}
-			f->key[f->n] = c == OPT_DB	    ? "db"
+			f->key[f->n] = c == OPT_DB	  ? "db"
 				       : c == OPT_RUNTIME ? "runtime_dir"
 				       : c == OPT_LISTEN  ? "listen"
 							  : "log_level";
@@ -539,7 +547,8 @@ static int start_core(struct daemon *d)
 		return log_errno(r, "event loop");
 	/* Every event from here on goes through the detectors. */
 	verdicts_start(d);
-	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says. */
+	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says.
+	 */
 	adopt_scan(d);
 	if ((r = trace_ingest_init(d)) < 0 || (r = control_init(d)) < 0)
 		return log_errno(r, "protocols");

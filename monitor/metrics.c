@@ -18,8 +18,8 @@
 
 /* Upper bounds of the verdict→action latency histogram, in ns (100 µs .. 10 s). */
 static const int64_t latency_le[] = {
-	100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000, 25000000,
-	50000000, 100000000, 250000000, 1000000000, 10000000000,
+	100000,	  250000,   500000,    1000000,	  2500000,    5000000,	   10000000,
+	25000000, 50000000, 100000000, 250000000, 1000000000, 10000000000,
 };
 #define LATENCY_BUCKETS ARRAY_SIZE(latency_le)
 
@@ -160,8 +160,7 @@ void metrics_observe(struct metrics *m, const struct event *ev)
 		m->last_source = ev->source;
 	else
 		m->events_other++;
-	if (strcmp(ev->kind, "verdict") == 0 &&
-	    event_field_str(ev, "rule", rule, sizeof(rule)) &&
+	if (strcmp(ev->kind, "verdict") == 0 && event_field_str(ev, "rule", rule, sizeof(rule)) &&
 	    event_field_str(ev, "severity", severity, sizeof(severity)) &&
 	    !count(m->verdicts, rule, severity))
 		m->verdicts_other++;
@@ -220,18 +219,18 @@ json_t *metrics_snapshot(struct daemon *d)
 						     (json_int_t)u->pids));
 	}
 	for (size_t b = 0; b <= LATENCY_BUCKETS; b++)
-		json_array_append_new(lat, json_pack("[I, I]",
-						     (json_int_t)(b < LATENCY_BUCKETS ? latency_le[b]
-										      : -1),
-						     (json_int_t)m->latency_counts[b]));
+		json_array_append_new(
+			lat,
+			json_pack("[I, I]", (json_int_t)(b < LATENCY_BUCKETS ? latency_le[b] : -1),
+				  (json_int_t)m->latency_counts[b]));
 	/* "counters": the families of the counter registry (loss by stage, the children's
 	 * restarts, the exporters), formatted by the child like everything else here. */
 	o = json_pack("{s:o, s:o, s:o, s:{s:o, s:I, s:I}, s:o, s:o, s:o}", "events",
 		      pairs_json(m->events, "source", "kind", m->events_other), "verdicts",
 		      pairs_json(m->verdicts, "rule", "severity", m->verdicts_other), "actions",
 		      pairs_json(m->actions, "action", "result", 0), "latency", "buckets", lat,
-		      "sum_ns", (json_int_t)m->latency_sum_ns, "count", (json_int_t)m->latency_count,
-		      "sandboxes_by_state", states, "sandboxes", use, "counters",
-		      counters_metrics_json(d->counters));
+		      "sum_ns", (json_int_t)m->latency_sum_ns, "count",
+		      (json_int_t)m->latency_count, "sandboxes_by_state", states, "sandboxes", use,
+		      "counters", counters_metrics_json(d->counters));
 	return o;
 }

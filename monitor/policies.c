@@ -61,7 +61,8 @@ int policies_init(struct daemon *d, struct store *s)
 	while ((sb = registry_next(d->registry, &pos))) {
 		char *text = NULL;
 
-		if (!sb->policy_hash[0] || !registry_live(sb) || hashmap_get(d->policies, sb->policy_hash))
+		if (!sb->policy_hash[0] || !registry_live(sb) ||
+		    hashmap_get(d->policies, sb->policy_hash))
 			continue;
 		r = store_policy_get(s, sb->policy_hash, &text);
 		if (r == 0)

@@ -23,6 +23,7 @@ void record_event(struct daemon *d, const struct store_sandbox *sb, const char *
 {
 	struct writer_op op;
 
-	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+			  kind);
 	sink_submit_event(d->sink, &op, f);
 }

@@ -45,9 +45,10 @@ int trace_ingest_init(struct daemon *d)
 	for (int e = TRACE_ERR_TOO_LONG; e < _TRACE_ERR_MAX; e++, n++) {
 		snprintf(t->refused_names[n], sizeof(t->refused_names[n]), "refused.%s",
 			 trace_error_to_string(e));
-		t->refused_defs[n] = (struct counter_def){
-			t->refused_names[n], COUNTER_TOTAL, "trace lines refused, by class",
-			.offset = offsetof(struct trace_ingest, refused[e]) };
+		t->refused_defs[n] =
+			(struct counter_def){ t->refused_names[n], COUNTER_TOTAL,
+					      "trace lines refused, by class",
+					      .offset = offsetof(struct trace_ingest, refused[e]) };
 	}
 	d->trace_ingest = t;
 	if ((r = counters_add(d->counters, "trace", counters, ARRAY_SIZE(counters), t)) < 0 ||
@@ -133,7 +134,8 @@ static char *trace_reply(const struct writer_completion *c, uint64_t lineno, voi
 	switch (c->result) {
 	case STORE_TRACE_NEW:
 		d->trace_ingest->accepted++;
-		snprintf(buf, sizeof(buf), "{\"ok\":true,\"line\":%llu}", (unsigned long long)lineno);
+		snprintf(buf, sizeof(buf), "{\"ok\":true,\"line\":%llu}",
+			 (unsigned long long)lineno);
 		return strdup(buf);
 	case STORE_TRACE_DUPLICATE:
 		d->trace_ingest->duplicates++;

@@ -22,18 +22,17 @@
 struct sandbox_detect {
 	char name[FB_NAME_MAX + 1]; /* the map's key */
 	struct detect_state *st;
-	int64_t incident_id;	    /* open incident, 0: none yet */
+	int64_t incident_id; /* open incident, 0: none yet */
 	/* The events this state was fed, first and last: replay's epochs (detectors.start and
 	 * .stop markers say where a fresh state began and where it ended). */
 	int64_t first_fed, last_fed;
-	char policy_hash[72];	    /* the policy it judges by, "" if none */
+	char policy_hash[72]; /* the policy it judges by, "" if none */
 };
 
 struct pending_verdict {
 	char sandbox[FB_NAME_MAX + 1];
 	struct detect_verdict v;
 };
-
 
 /* The detector stage's own state. */
 struct verdicts {
@@ -83,8 +82,8 @@ static const struct counter_def counters[] = {
 	{ "sandboxes", COUNTER_GAUGE, "sandboxes with detector state", .read = detector_states },
 	{ "verdicts", COUNTER_TOTAL, "verdicts the detectors gave",
 	  COUNTER_AT(struct verdicts, verdicts) },
-	{ "dropped", COUNTER_TOTAL, "verdicts dropped: too many waited at once", COUNTER_FAMILY_LOST,
-	  "detector_queue", COUNTER_AT(struct verdicts, dropped) },
+	{ "dropped", COUNTER_TOTAL, "verdicts dropped: too many waited at once",
+	  COUNTER_FAMILY_LOST, "detector_queue", COUNTER_AT(struct verdicts, dropped) },
 };
 
 int verdicts_init(struct daemon *d, struct store *s)
@@ -102,7 +101,8 @@ int verdicts_init(struct daemon *d, struct store *s)
 	d->verdicts->next_detection_id++;
 	d->verdicts->next_incident_id++;
 	detect_config_defaults(&d->verdicts->cfg);
-	if ((r = hashmap_new(&d->verdicts->detect)) < 0 || (r = hashmap_new(&d->verdicts->open_incidents)) < 0)
+	if ((r = hashmap_new(&d->verdicts->detect)) < 0 ||
+	    (r = hashmap_new(&d->verdicts->open_incidents)) < 0)
 		return r;
 	return store_incident_list(s, 0, note_open, d->verdicts->open_incidents);
 }
@@ -194,11 +194,11 @@ static void record(struct daemon *d, const struct store_sandbox *sb, int64_t inc
 	writer_event_init(&op, sb, time_now_ns(), v->step, v->tool[0] ? v->tool : NULL,
 			  EVENT_SOURCE_DETECTOR, "verdict");
 	op.type = WRITER_OP_VERDICT;
-	f = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:I, s:s}", "rule", v->rule,
-		      "severity", detect_severity_name(v->severity), "action", action, "reason",
-		      v->reason, "event_ids", ids, "trigger_ts", (json_int_t)v->ts, "detection_id",
-		      (json_int_t)det_id, "incident_id", (json_int_t)incident_id,
-		      "policy_hash", sb->policy_hash);
+	f = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:I, s:s}", "rule", v->rule, "severity",
+		      detect_severity_name(v->severity), "action", action, "reason", v->reason,
+		      "event_ids", ids, "trigger_ts", (json_int_t)v->ts, "detection_id",
+		      (json_int_t)det_id, "incident_id", (json_int_t)incident_id, "policy_hash",
+		      sb->policy_hash);
 	json_decref(ids);
 	if (!det || !ids_text || !f || event_set_fields(&op.ev, f) < 0 ||
 	    strlen(ids_text) >= sizeof(det->event_ids)) {
@@ -240,7 +240,8 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 
 	if (!sb || !sd)
 		return;
-	/* What the sandbox's policy says this severity does (docs/detectors.md has the defaults). */
+	/* What the sandbox's policy says this severity does (docs/detectors.md has the defaults).
+	 */
 	pa = detect_action(sd->st, v->severity);
 	kind = pa == POLICY_ACTION_KILL		? ACTION_KILL
 	       : pa == POLICY_ACTION_QUARANTINE ? ACTION_QUARANTINE
@@ -274,8 +275,9 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 					     .reason = v->reason,
 					     .trigger_ts = v->ts,
 					     .detection_id = det_id,
-					     .incident_id = pa >= POLICY_ACTION_ALERT ? sd->incident_id
-										      : 0 };
+					     .incident_id = pa >= POLICY_ACTION_ALERT
+								    ? sd->incident_id
+								    : 0 };
 
 		action_finish(d, sb, &rq, &done, NULL);
 	}
@@ -296,7 +298,8 @@ static void marker(struct daemon *d, const char *sandbox, const char *kind, json
 		json_decref(f);
 		return;
 	}
-	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_DETECTOR, kind);
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_DETECTOR,
+			  kind);
 	sink_submit_event(d->sink, &op, f);
 }
 
@@ -348,8 +351,8 @@ static void close_incident(struct daemon *d, const char *sandbox, int64_t id)
 	op.type = WRITER_OP_INCIDENT_CLOSE;
 	op.incident_id = id;
 	sink_submit_event(d->sink, &op,
-			    json_pack("{s:I, s:s}", "incident_id", (json_int_t)id, "reason",
-				      "the sandbox is gone"));
+			  json_pack("{s:I, s:s}", "incident_id", (json_int_t)id, "reason",
+				    "the sandbox is gone"));
 }
 
 void verdicts_forget(struct daemon *d, const char *sandbox)

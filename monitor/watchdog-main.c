@@ -70,16 +70,18 @@ static int freeze_all(const char *dir, const struct list *l, const char *reason,
 
 		frozen += r == 0;
 		json_array_append_new(arr, json_pack("{s:s, s:s}", "cgroup", l->v[i], "result",
-						     r == 0 ? "ok" : r == -ETIMEDOUT ? "unconfirmed" :
-						     strerror(-r)));
+						     r == 0	       ? "ok"
+						     : r == -ETIMEDOUT ? "unconfirmed"
+								       : strerror(-r)));
 	}
 	log_warn("%s: froze %d of %zu watched cgroups", reason, frozen, l->n);
-	doc = json_pack("{s:s, s:I, s:I, s:o}", "reason", reason, "last_beat_ts", (json_int_t)beat_ts,
-			"frozen_ts", (json_int_t)ts, "cgroups", arr);
+	doc = json_pack("{s:s, s:I, s:I, s:o}", "reason", reason, "last_beat_ts",
+			(json_int_t)beat_ts, "frozen_ts", (json_int_t)ts, "cgroups", arr);
 	snprintf(path, sizeof(path), "%s/watchdog.json", dir);
 	snprintf(tmp, sizeof(tmp), "%s/watchdog.json.tmp", dir);
 	if (!doc || json_dump_file(doc, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0) {
-		log_error("could not write %s: the next firebreakd will not thaw these cgroups", path);
+		log_error("could not write %s: the next firebreakd will not thaw these cgroups",
+			  path);
 		json_decref(doc);
 		return 1;
 	}
@@ -108,14 +110,16 @@ int watchdog_main(const char *runtime_dir)
 		}
 		/* What waits is read before the clock is looked at: a watchdog that was itself
 		 * descheduled must not mistake its own delay for the daemon's. */
-		n = pfd.revents & (POLLIN | POLLHUP | POLLERR) ? read(WATCHDOG_FD, buf, sizeof(buf)) : -1;
+		n = pfd.revents & (POLLIN | POLLHUP | POLLERR) ? read(WATCHDOG_FD, buf, sizeof(buf))
+							       : -1;
 		if (n == 0 || (n < 0 && pfd.revents && errno != EINTR && errno != EAGAIN))
 			return freeze_all(runtime_dir, &cur, "firebreakd exited", beat_wall);
 		if (n < 0) {
 			if (time_mono_ns() - beat > WATCHDOG_HANG_NS)
-				return freeze_all(runtime_dir, &cur,
-						  "firebreakd stopped answering (no heartbeat for 1.5 s)",
-						  beat_wall);
+				return freeze_all(
+					runtime_dir, &cur,
+					"firebreakd stopped answering (no heartbeat for 1.5 s)",
+					beat_wall);
 			continue;
 		}
 		beat = time_mono_ns();
@@ -138,8 +142,9 @@ int watchdog_main(const char *runtime_dir)
 				building = 1;
 			} else if (building && strncmp(line, "c ", 2) == 0) {
 				if (list_add(&next, line + 2) < 0)
-					log_error("watched list too long or out of memory: %s missed",
-						  line + 2);
+					log_error(
+						"watched list too long or out of memory: %s missed",
+						line + 2);
 			} else if (building && strcmp(line, ".") == 0) {
 				list_clear(&cur);
 				cur = next;

@@ -54,21 +54,24 @@ static struct store_sandbox *find_by_cgroup(struct daemon *d, const char *rel)
 static void recover_one(struct daemon *d, const char *rel, const char *result, const char *reason,
 			int64_t beat_ts, int64_t frozen_ts)
 {
-	struct action_request rq = { .kind = ACTION_FREEZE, .requested_by = "watchdog",
-				     .reason = reason, .trigger_ts = beat_ts };
+	struct action_request rq = { .kind = ACTION_FREEZE,
+				     .requested_by = "watchdog",
+				     .reason = reason,
+				     .trigger_ts = beat_ts };
 	struct store_sandbox *sb = find_by_cgroup(d, rel);
 	struct writer_op op;
 
 	if (!sb) {
-		log_warn("the watchdog froze %s, which no sandbox of this store is: left frozen", rel);
+		log_warn("the watchdog froze %s, which no sandbox of this store is: left frozen",
+			 rel);
 		return;
 	}
 	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
 			  "monitor.outage");
 	sink_submit_event(d->sink, &op,
-			    json_pack("{s:s, s:I, s:I, s:s}", "reason", reason, "since",
-				      (json_int_t)beat_ts, "until", (json_int_t)time_now_ns(),
-				      "watchdog", result));
+			  json_pack("{s:s, s:I, s:I, s:s}", "reason", reason, "since",
+				    (json_int_t)beat_ts, "until", (json_int_t)time_now_ns(),
+				    "watchdog", result));
 	action_record(d, sb, &rq, frozen_ts, frozen_ts - beat_ts, 0, result, NULL);
 	/* Frozen by a verdict or an operator before the outage: that stands. */
 	if (strcmp(sb->state, "running") != 0)
@@ -94,17 +97,20 @@ static void recover(struct daemon *d)
 	if (access(path, F_OK) < 0)
 		return;
 	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc || json_unpack_ex(doc, &jerr, 0, "{s:s, s:I, s:I, s:o}", "reason", &reason,
-				   "last_beat_ts", &beat, "frozen_ts", &frozen, "cgroups", &arr) < 0 ||
+	if (!doc ||
+	    json_unpack_ex(doc, &jerr, 0, "{s:s, s:I, s:I, s:o}", "reason", &reason, "last_beat_ts",
+			   &beat, "frozen_ts", &frozen, "cgroups", &arr) < 0 ||
 	    !json_is_array(arr)) {
-		log_error("%s: %s; the cgroups it names stay frozen (firebreak thaw)", path, jerr.text);
+		log_error("%s: %s; the cgroups it names stay frozen (firebreak thaw)", path,
+			  jerr.text);
 		json_decref(doc);
 		unlink(path);
 		return;
 	}
 	log_warn("the previous watchdog froze %zu cgroups (%s); recording the outage and thawing",
 		 json_array_size(arr), reason);
-	json_array_foreach(arr, i, c) {
+	json_array_foreach(arr, i, c)
+	{
 		const char *rel = json_string_value(json_object_get(c, "cgroup"));
 		const char *result = json_string_value(json_object_get(c, "result"));
 
@@ -153,7 +159,7 @@ static char *watched_list(struct daemon *d)
 
 /* The daemon's end of the link to its watchdog. */
 struct watchdog_link {
-	int fd;	    /* the pipe, or -1 */
+	int fd; /* the pipe, or -1 */
 	pid_t pid;
 	char *sent; /* the watched list as last sent */
 	uint64_t restarts;
@@ -178,7 +184,8 @@ static int spawn(struct daemon *d, int lock_fd)
 		/* Fresh state by exec: nothing of the daemon's threads, maps or store crosses. */
 		if (dup2(p[0], 3) < 0 || dup2(lock_fd, 4) < 0)
 			_exit(127);
-		execl("/proc/self/exe", "firebreakd", "--watchdog", d->cfg->runtime_dir, (char *)NULL);
+		execl("/proc/self/exe", "firebreakd", "--watchdog", d->cfg->runtime_dir,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(p[0]);
@@ -204,7 +211,8 @@ int watchdog_start(struct daemon *d)
 	lock_fd = take_lock(d);
 
 	if (lock_fd < 0)
-		return log_errno(lock_fd, "watchdog lock in %s (is another watchdog still freezing?)",
+		return log_errno(lock_fd,
+				 "watchdog lock in %s (is another watchdog still freezing?)",
 				 d->cfg->runtime_dir);
 	recover(d);
 	r = spawn(d, lock_fd);

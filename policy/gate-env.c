@@ -12,7 +12,7 @@
 #include "macro.h"
 
 struct never_pass {
-	const char *pattern;	/* fnmatch over the name */
+	const char *pattern; /* fnmatch over the name */
 	const char *reason;
 };
 
@@ -26,7 +26,8 @@ static const struct never_pass never_pass[] = {
 	{ "HOSTALIASES", "redirects host name lookups" },
 	{ "RES_OPTIONS", "changes the resolver's behaviour" },
 	{ "LOCALDOMAIN", "changes the resolver's search domains" },
-	{ "*_OPTIONS", "extra options for a program (NODE_OPTIONS, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS)" },
+	{ "*_OPTIONS",
+	  "extra options for a program (NODE_OPTIONS, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS)" },
 	{ "PYTHON*", "PYTHONSTARTUP, PYTHONPATH, PYTHONHOME, PYTHONINSPECT... run or load code" },
 	{ "PYTEST_ADDOPTS", "extra pytest options, such as -p to load a plugin" },
 	{ "PYTEST_PLUGINS", "plugins pytest loads" },
@@ -61,7 +62,8 @@ static const struct never_pass never_pass[] = {
 	{ "SUDO_ASKPASS", "a program sudo runs" },
 	{ "EDITOR", "a command git, crontab and others run" },
 	{ "VISUAL", "a command git and others run" },
-	{ "*PAGER", "a command git, man, systemctl and others run (PAGER, GIT_PAGER, MANPAGER...)" },
+	{ "*PAGER",
+	  "a command git, man, systemctl and others run (PAGER, GIT_PAGER, MANPAGER...)" },
 	{ "LESS", "less options, which can name commands to run" },
 	{ "LESSKEY*", "key bindings less reads, which can run commands" },
 	{ "OPENSSL_CONF", "an OpenSSL config, which loads engines and providers (code)" },
@@ -85,9 +87,9 @@ static const struct never_pass never_pass[] = {
 };
 
 struct gate_env {
-	char **vector;		/* NULL-terminated */
+	char **vector; /* NULL-terminated */
 	size_t n;
-	char **dropped;		/* names, NULL-terminated */
+	char **dropped; /* names, NULL-terminated */
 	size_t n_dropped;
 };
 
@@ -105,14 +107,14 @@ int gate_env_never_pass(const char *name)
 }
 
 /* 1 passes; 0 does not, with the reason in why. */
-static int allowed(const struct policy *p, const struct policy_tool *t, const char *name,
-		   char *why, size_t whylen)
+static int allowed(const struct policy *p, const struct policy_tool *t, const char *name, char *why,
+		   size_t whylen)
 {
 	const struct never_pass *np;
 
 	if (policy_env_fixed(p, t, name)) {
-		snprintf(why, whylen, "env: %s is fixed by the policy; the caller's value is dropped",
-			 name);
+		snprintf(why, whylen,
+			 "env: %s is fixed by the policy; the caller's value is dropped", name);
 		return 0;
 	}
 	np = find_never_pass(name);
@@ -126,8 +128,8 @@ static int allowed(const struct policy *p, const struct policy_tool *t, const ch
 			return 1;
 	}
 	if (np)
-		snprintf(why, whylen, "env: %s is on the never-pass list (%s; %s)", name, np->pattern,
-			 np->reason);
+		snprintf(why, whylen, "env: %s is on the never-pass list (%s; %s)", name,
+			 np->pattern, np->reason);
 	else
 		snprintf(why, whylen, "env: %s is not in tool %s's env_allow", name, t->name);
 	return 0;

@@ -12,9 +12,9 @@
 
 struct findings {
 	struct gate_decision *d;
-	uint64_t match_work;		/* glob cells computed so far, against GATE_MATCH_BUDGET */
-	struct gate_decision deny;	/* the first denied flag, if any */
-	struct gate_decision other;	/* the first other refusal, if any */
+	uint64_t match_work;	    /* glob cells computed so far, against GATE_MATCH_BUDGET */
+	struct gate_decision deny;  /* the first denied flag, if any */
+	struct gate_decision other; /* the first other refusal, if any */
 	int have_deny, have_other;
 };
 
@@ -50,8 +50,9 @@ static void denied(struct findings *f, int arg, const char *what, char *const ar
 		return;
 	f->have_deny = 1;
 	f->deny = *f->d;
-	gate_refuse(&f->deny, GATE_RULE_FLAG_DENIED, arg, "argument %d %s: %s is denied for this command",
-		    arg, gate_quote(argv[arg], q, sizeof(q)), what);
+	gate_refuse(&f->deny, GATE_RULE_FLAG_DENIED, arg,
+		    "argument %d %s: %s is denied for this command", arg,
+		    gate_quote(argv[arg], q, sizeof(q)), what);
 }
 
 static void other(struct findings *f, const char *rule, int arg, const char *what,
@@ -109,8 +110,8 @@ static size_t long_flag(const struct policy_command *c, char *const argv[], size
 		}
 	}
 	if (!fl) {
-		other(f, GATE_RULE_FLAG_NOT_ALLOWED, (int)i, "is not an allowed flag of this command",
-		      argv);
+		other(f, GATE_RULE_FLAG_NOT_ALLOWED, (int)i,
+		      "is not an allowed flag of this command", argv);
 		return 1;
 	}
 	if (fl->takes_value && !has_value) {
@@ -189,10 +190,11 @@ static size_t bundle(const struct policy_command *c, char *const argv[], size_t 
 		fl = find(&c->allow, one, 2);
 		if (!fl) {
 			if (a[2] == '\0')
-				snprintf(msg, sizeof(msg), "is not an allowed flag of this command");
+				snprintf(msg, sizeof(msg),
+					 "is not an allowed flag of this command");
 			else
-				snprintf(msg, sizeof(msg), "holds %s (letter %zu), not an allowed flag",
-					 one, j);
+				snprintf(msg, sizeof(msg),
+					 "holds %s (letter %zu), not an allowed flag", one, j);
 			other(f, GATE_RULE_FLAG_NOT_ALLOWED, (int)i, msg, argv);
 			continue;
 		}
@@ -200,7 +202,8 @@ static size_t bundle(const struct policy_command *c, char *const argv[], size_t 
 			if (a[j + 1])
 				return 1;
 			if (i + 1 >= argc) {
-				snprintf(msg, sizeof(msg), "ends with %s, which needs a value", one);
+				snprintf(msg, sizeof(msg), "ends with %s, which needs a value",
+					 one);
 				other(f, GATE_RULE_FLAG_VALUE, (int)i, msg, argv);
 				return 1;
 			}
@@ -211,8 +214,8 @@ static size_t bundle(const struct policy_command *c, char *const argv[], size_t 
 }
 
 /* "-x", "-xvalue", "-abc", or a whole single-dash word ("-maxdepth"). Returns arguments used. */
-static size_t short_flags(const struct policy_command *c, char *const argv[], size_t argc,
-			  size_t i, struct findings *f)
+static size_t short_flags(const struct policy_command *c, char *const argv[], size_t argc, size_t i,
+			  struct findings *f)
 {
 	size_t used;
 
@@ -227,8 +230,9 @@ static size_t short_flags(const struct policy_command *c, char *const argv[], si
  * Operand patterns: '?' is one character and '*' any run of characters, neither crossing '/';
  * '**' is any run, '/' included; everything else is literal. No wildcard produces a '.' that
  * begins a path component, so "tests" + '/' + '**' cannot reach "tests/../../etc" nor ".git",
- * and "https:" + '//' + '**' takes any URL of that scheme. (Spelt so to stay out of C comments.) Matching is a dynamic programme over pattern tokens
- * and operand bytes, O(pattern x operand), its total work per call capped by GATE_MATCH_BUDGET.
+ * and "https:" + '//' + '**' takes any URL of that scheme. (Spelt so to stay out of C comments.)
+ * Matching is a dynamic programme over pattern tokens and operand bytes, O(pattern x operand), its
+ * total work per call capped by GATE_MATCH_BUDGET.
  */
 static int glob_match(const char *pat, const char *s, size_t n, char *row, char *next)
 {
@@ -288,8 +292,8 @@ static void operand(const struct policy_command *c, char *const argv[], size_t i
 			if (glob_match(c->patterns[k], argv[i], n, row, next))
 				return;
 		}
-		other(f, GATE_RULE_OPERAND, (int)i, "matches none of this command's operand patterns",
-		      argv);
+		other(f, GATE_RULE_OPERAND, (int)i,
+		      "matches none of this command's operand patterns", argv);
 		return;
 	}
 }

@@ -29,7 +29,8 @@ int gate_check_invariants(const struct policy_tool *t, char *const argv[], size_
 
 /*
  * The scope's typed rules for argv[start..argc) (gate-flags.c), the arguments after command c's
- * prefix: flags by deny > allow > default deny, and operands. Returns 1 with the refusal in d, or 0.
+ * prefix: flags by deny > allow > default deny, and operands. Returns 1 with the refusal in d, or
+ * 0.
  */
 int gate_check_arguments(const struct policy_command *c, char *const argv[], size_t argc,
 			 size_t start, struct gate_decision *d);

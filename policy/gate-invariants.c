@@ -20,7 +20,7 @@
 #include "macro.h"
 
 struct wrapper {
-	const char *name;	/* a basename pattern (fnmatch); also what "wrappers" names */
+	const char *name; /* a basename pattern (fnmatch); also what "wrappers" names */
 	const char *reason;
 };
 
@@ -110,21 +110,21 @@ static const struct wrapper wrappers[] = {
 
 /* How an entry of the option table is found in an argv. */
 enum inv_kind {
-	INV_SHORT,	/* a letter anywhere in a single-dash bundle: "-c", "-Ic" */
-	INV_LONG,	/* a long option or any abbreviation of it, with or without "=value" */
-	INV_WORD,	/* a whole argument: find's "-exec" */
+	INV_SHORT,	 /* a letter anywhere in a single-dash bundle: "-c", "-Ic" */
+	INV_LONG,	 /* a long option or any abbreviation of it, with or without "=value" */
+	INV_WORD,	 /* a whole argument: find's "-exec" */
 	INV_WORD_PREFIX, /* an argument that begins so: find's "-fprint0" */
-	INV_OPERAND,	/* an argument or an option's "=value" beginning so, case-insensitively */
-	INV_STDIN,	/* "-" in place of a program file: the program is read from stdin */
-	INV_SUBCOMMAND,	/* git: the subcommand `what` (where NULL), or operand `what` of `where` */
+	INV_OPERAND,	 /* an argument or an option's "=value" beginning so, case-insensitively */
+	INV_STDIN,	 /* "-" in place of a program file: the program is read from stdin */
+	INV_SUBCOMMAND,	 /* git: the subcommand `what` (where NULL), or operand `what` of `where` */
 };
 
 /* An entry of a family's table (struct family below): the family is the first word of its name. */
 struct unsafe {
-	const char *name;	/* what "unsafe_allow" names and refusals quote */
+	const char *name; /* what "unsafe_allow" names and refusals quote */
 	enum inv_kind kind;
 	const char *what;
-	const char *where;	/* git: NULL anywhere, "" before the subcommand, else subcommands */
+	const char *where; /* git: NULL anywhere, "" before the subcommand, else subcommands */
 	const char *rule;
 	const char *reason;
 };
@@ -293,24 +293,32 @@ static const struct unsafe curl_unsafe[] = {
 /* How the gate reads one program's options, for the table above. */
 struct family {
 	const char *name;
-	const char *patterns[5];	/* basenames, fnmatch */
-	const char *rest_letters;	/* short options whose value is the rest of the bundle */
-	const char *long_values[5];	/* long options with a separate value (exact, git global) */
-	int exact;			/* the grammar is known: a value may be the next argument,
-					 * and the options end at the first operand */
-	const char *stop_letters;	/* exact: after this option, the rest is not ours (-m) */
-	int words;			/* single-dash words, no bundles (find) */
-	int subcommands;		/* git: global options, a subcommand, its options */
-	int oldstyle;			/* tar: a first argument without '-' is a bundle */
-	const struct unsafe *unsafe;	/* what the invariants refuse in its arguments */
+	const char *patterns[5];     /* basenames, fnmatch */
+	const char *rest_letters;    /* short options whose value is the rest of the bundle */
+	const char *long_values[5];  /* long options with a separate value (exact, git global) */
+	int exact;		     /* the grammar is known: a value may be the next argument,
+				      * and the options end at the first operand */
+	const char *stop_letters;    /* exact: after this option, the rest is not ours (-m) */
+	int words;		     /* single-dash words, no bundles (find) */
+	int subcommands;	     /* git: global options, a subcommand, its options */
+	int oldstyle;		     /* tar: a first argument without '-' is a bundle */
+	const struct unsafe *unsafe; /* what the invariants refuse in its arguments */
 	size_t n_unsafe;
 };
 
 #define UNSAFE(fam) fam##_unsafe, ARRAY_SIZE(fam##_unsafe)
 
 static const struct family families[] = {
-	{ "python", { "python", "python[0-9]*", "pypy", "pypy[0-9]*" }, "cmWX",
-	  { "--check-hash-based-pycs" }, 1, "m", 0, 0, 0, UNSAFE(python) },
+	{ "python",
+	  { "python", "python[0-9]*", "pypy", "pypy[0-9]*" },
+	  "cmWX",
+	  { "--check-hash-based-pycs" },
+	  1,
+	  "m",
+	  0,
+	  0,
+	  0,
+	  UNSAFE(python) },
 	/* perl's -l, -0, -C and -d take only digits or ':': "-lne" is -l -n -e. */
 	{ "perl", { "perl", "perl5*" }, "IFx", { 0 }, 0, "", 0, 0, 0, UNSAFE(perl) },
 	{ "ruby", { "ruby", "ruby[0-9]*" }, "CEFIKrxTW0", { 0 }, 0, "", 0, 0, 0, UNSAFE(ruby) },
@@ -318,8 +326,16 @@ static const struct family families[] = {
 	{ "php", { "php", "php[0-9]*" }, "cfzStF", { 0 }, 0, "", 0, 0, 0, UNSAFE(php) },
 	{ "lua", { "lua", "lua[0-9]*", "luajit" }, "l", { 0 }, 0, "", 0, 0, 0, UNSAFE(lua) },
 	{ "find", { "find" }, "", { 0 }, 0, "", 1, 0, 0, UNSAFE(find) },
-	{ "git", { "git" }, "Cc", { "--git-dir", "--work-tree", "--namespace", "--super-prefix" }, 0,
-	  "", 0, 1, 0, UNSAFE(git) },
+	{ "git",
+	  { "git" },
+	  "Cc",
+	  { "--git-dir", "--work-tree", "--namespace", "--super-prefix" },
+	  0,
+	  "",
+	  0,
+	  1,
+	  0,
+	  UNSAFE(git) },
 	{ "tar", { "tar", "gtar", "bsdtar" }, "fCTbgHKLNVX", { 0 }, 0, "", 0, 0, 1, UNSAFE(tar) },
 	{ "rsync", { "rsync" }, "", { 0 }, 0, "", 0, 0, 0, UNSAFE(rsync) },
 	{ "ssh", { "ssh" }, "BbcDEeIiJLlmOpQRWw", { 0 }, 0, "", 0, 0, 0, UNSAFE(ssh) },
@@ -400,15 +416,15 @@ struct scan {
 	char *const *argv;
 	struct gate_decision *d;
 	const char *sub;
-	int after_dd;		/* "--" seen: only operands follow */
-	int next_is_value;	/* the argument before took the next one as its value */
+	int after_dd;	   /* "--" seen: only operands follow */
+	int next_is_value; /* the argument before took the next one as its value */
 };
 
 /* What an argument means for the scan. */
 enum scan_step {
-	SCAN_NEXT,	/* go on with the next argument */
-	SCAN_REFUSED,	/* refused: d says why */
-	SCAN_DONE,	/* the program's own arguments start: nothing after is an option of it */
+	SCAN_NEXT,    /* go on with the next argument */
+	SCAN_REFUSED, /* refused: d says why */
+	SCAN_DONE,    /* the program's own arguments start: nothing after is an option of it */
 };
 
 static int refuse(struct scan *s, const struct unsafe *u, int arg)
@@ -604,8 +620,8 @@ static int check_wrapper(const struct policy_tool *t, char *const argv[], const 
 		return gate_refuse(d, GATE_RULE_WRAPPER, 0,
 				   "argv[0] %s resolves to %s, which is %s (%s; a scope may allow "
 				   "it in \"wrappers\")",
-				   gate_quote(argv[0], q, sizeof(q)), gate_quote(via, q2, sizeof(q2)),
-				   w->name, w->reason);
+				   gate_quote(argv[0], q, sizeof(q)),
+				   gate_quote(via, q2, sizeof(q2)), w->name, w->reason);
 	return gate_refuse(d, GATE_RULE_WRAPPER, 0,
 			   "argv[0] %s is %s (%s; a scope may allow it in \"wrappers\")",
 			   gate_quote(argv[0], q, sizeof(q)), w->name, w->reason);
@@ -614,7 +630,8 @@ static int check_wrapper(const struct policy_tool *t, char *const argv[], const 
 int gate_check_invariants(const struct policy_tool *t, char *const argv[], size_t argc,
 			  const char *resolved, struct gate_decision *d)
 {
-	const char *names[2] = { gate_basename(argv[0]), resolved ? gate_basename(resolved) : NULL };
+	const char *names[2] = { gate_basename(argv[0]),
+				 resolved ? gate_basename(resolved) : NULL };
 	const struct family *done = NULL;
 
 	if (check_wrapper(t, argv, names[0], NULL, d) ||

@@ -12,11 +12,11 @@
 #include "macro.h"
 
 static const char *const rules[] = {
-	GATE_RULE_ALLOW,	    GATE_RULE_UNKNOWN_TOOL,	GATE_RULE_ARGV,
-	GATE_RULE_WRAPPER,	    GATE_RULE_INLINE_CODE,	GATE_RULE_UNSAFE_OPTION,
-	GATE_RULE_UNSAFE_OPERAND,   GATE_RULE_NOT_IN_SCOPE,	GATE_RULE_PREFIX,
-	GATE_RULE_FLAG_DENIED,	    GATE_RULE_FLAG_NOT_ALLOWED, GATE_RULE_FLAG_AMBIGUOUS,
-	GATE_RULE_FLAG_VALUE,	    GATE_RULE_OPERAND,		GATE_RULE_ENV,
+	GATE_RULE_ALLOW,	  GATE_RULE_UNKNOWN_TOOL,     GATE_RULE_ARGV,
+	GATE_RULE_WRAPPER,	  GATE_RULE_INLINE_CODE,      GATE_RULE_UNSAFE_OPTION,
+	GATE_RULE_UNSAFE_OPERAND, GATE_RULE_NOT_IN_SCOPE,     GATE_RULE_PREFIX,
+	GATE_RULE_FLAG_DENIED,	  GATE_RULE_FLAG_NOT_ALLOWED, GATE_RULE_FLAG_AMBIGUOUS,
+	GATE_RULE_FLAG_VALUE,	  GATE_RULE_OPERAND,	      GATE_RULE_ENV,
 };
 
 int gate_rule_known(const char *rule)
@@ -124,7 +124,8 @@ static int resolve(const struct policy *p, const struct policy_tool *t, const ch
 
 	if (strchr(argv0, '/')) {
 		if (argv0[0] != '/') {
-			snprintf(why, whylen, "is a relative path (the working directory is writable)");
+			snprintf(why, whylen,
+				 "is a relative path (the working directory is writable)");
 			return -ENOENT;
 		}
 		if (strscpy(cand, sizeof(cand), argv0) < 0) {
@@ -227,8 +228,7 @@ static int find_command(const struct policy_tool *t, char *const argv[], size_t 
 }
 
 /* Lists the prefixes program may start with in the scope, as far as the line holds. */
-static void list_prefixes(const struct policy_tool *t, const char *program, char *want,
-			  size_t size)
+static void list_prefixes(const struct policy_tool *t, const char *program, char *want, size_t size)
 {
 	for (size_t i = 0; i < t->n_commands; i++) {
 		const struct policy_command *c = &t->commands[i];
@@ -301,8 +301,8 @@ static int judge(const struct policy *p, const char *tool, char *const argv[], u
 
 	if (!t)
 		return gate_refuse(d, GATE_RULE_UNKNOWN_TOOL, -1,
-				   "tool %s has no scope in policy %s", gate_quote(tool, q, sizeof(q)),
-				   p->name);
+				   "tool %s has no scope in policy %s",
+				   gate_quote(tool, q, sizeof(q)), p->name);
 	while (argv && argv[argc]) {
 		if (strnlen(argv[argc], GATE_ARG_MAX + 1) > GATE_ARG_MAX)
 			return gate_refuse(d, GATE_RULE_ARGV, (int)argc,
@@ -347,8 +347,9 @@ int gate_check(const struct policy *p, const char *tool, char *const argv[], uns
 		d->allowed = 1;
 		d->arg = -1;
 		strcpy(d->rule, GATE_RULE_ALLOW);
-		snprintf(d->message, sizeof(d->message), "%s: tool %s runs %s (command %d of its scope)",
-			 GATE_RULE_ALLOW, tool, gate_quote(d->program, q, sizeof(q)), d->command);
+		snprintf(d->message, sizeof(d->message),
+			 "%s: tool %s runs %s (command %d of its scope)", GATE_RULE_ALLOW, tool,
+			 gate_quote(d->program, q, sizeof(q)), d->command);
 	}
 	*ret = *d;
 	free(d);
@@ -365,8 +366,9 @@ int gate_run_test(const struct policy *p, const struct policy_test *t, unsigned 
 		memcpy(d.policy_hash, p->hash, sizeof(d.policy_hash));
 		r = gate_env_allowed(p, t->tool, t->env, d.message, sizeof(d.message));
 		d.allowed = r == 1;
-		strcpy(d.rule, r == 1 ? GATE_RULE_ALLOW
-				      : r == -ENOENT ? GATE_RULE_UNKNOWN_TOOL : GATE_RULE_ENV);
+		strcpy(d.rule, r == 1	      ? GATE_RULE_ALLOW
+			       : r == -ENOENT ? GATE_RULE_UNKNOWN_TOOL
+					      : GATE_RULE_ENV);
 		if (r == 1)
 			snprintf(d.message, sizeof(d.message), "%s: %s passes into tool %s's calls",
 				 GATE_RULE_ALLOW, t->env, t->tool);

@@ -16,12 +16,12 @@
 #include "sha256.h"
 
 /* Caps on what the caller hands the gate (the agent's argv and the harness's environment). */
-#define GATE_ARGC_MAX 4096		/* arguments, argv[0] included */
-#define GATE_ARG_MAX (128 * 1024)	/* bytes in one argument (the kernel's MAX_ARG_STRLEN) */
-#define GATE_ENV_MAX 4096		/* caller variables examined; the rest are dropped */
-#define GATE_ENV_VALUE_MAX (32 * 1024)	/* bytes in one passed variable; a longer one is dropped */
-#define GATE_OPERAND_MATCH_MAX 4096	/* bytes of an operand a pattern can match; longer: refused */
-#define GATE_MATCH_BUDGET (16u << 20)	/* pattern x operand cells one check may spend matching */
+#define GATE_ARGC_MAX 4096	       /* arguments, argv[0] included */
+#define GATE_ARG_MAX (128 * 1024)      /* bytes in one argument (the kernel's MAX_ARG_STRLEN) */
+#define GATE_ENV_MAX 4096	       /* caller variables examined; the rest are dropped */
+#define GATE_ENV_VALUE_MAX (32 * 1024) /* bytes in one passed variable; a longer one is dropped */
+#define GATE_OPERAND_MATCH_MAX 4096   /* bytes of an operand a pattern can match; longer: refused */
+#define GATE_MATCH_BUDGET (16u << 20) /* pattern x operand cells one check may spend matching */
 
 #define GATE_RULE_MAX 31
 #define GATE_MESSAGE_MAX 512
@@ -55,14 +55,14 @@ enum {
 
 /* One decision; a plain value the caller owns. */
 struct gate_decision {
-	int allowed;				/* 1: run it; 0: refused */
-	char rule[GATE_RULE_MAX + 1];		/* GATE_RULE_* */
-	char message[GATE_MESSAGE_MAX];		/* one line: "RULE: …", naming the argument */
-	char program[PATH_MAX];			/* the absolute path to exec, "" if it did not
-						 * resolve; exec this, never argv[0] */
+	int allowed;			/* 1: run it; 0: refused */
+	char rule[GATE_RULE_MAX + 1];	/* GATE_RULE_* */
+	char message[GATE_MESSAGE_MAX]; /* one line: "RULE: …", naming the argument */
+	char program[PATH_MAX];		/* the absolute path to exec, "" if it did not
+					 * resolve; exec this, never argv[0] */
 	char policy_hash[SHA256_PREFIXED_HEX_SIZE];
-	int command;				/* the scope's command that matched, -1 if none */
-	int arg;				/* argv index the rule fired on, -1 if none */
+	int command; /* the scope's command that matched, -1 if none */
+	int arg;     /* argv index the rule fired on, -1 if none */
 };
 
 /*

@@ -20,9 +20,9 @@
  * IPv6 link-local; the gate's sandbox links and its outside link.
  */
 static const char *const never_open[] = {
-	"169.254.0.0/16", "100.100.100.200/32", "192.0.0.192/32", "fe80::/10",
-	"fd00:ec2::254/128", "fd20:ce::254/128", POLICY_GATE_LINKS4, POLICY_GATE_OUTSIDE4,
-	POLICY_GATE_LINKS6,
+	"169.254.0.0/16",   "100.100.100.200/32", "192.0.0.192/32",
+	"fe80::/10",	    "fd00:ec2::254/128",  "fd20:ce::254/128",
+	POLICY_GATE_LINKS4, POLICY_GATE_OUTSIDE4, POLICY_GATE_LINKS6,
 };
 
 const char *const *policy_egress_never_open(size_t *ret_n)
@@ -114,7 +114,8 @@ static int host_valid(const char *s)
 			label = 0;
 			continue;
 		}
-		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-') ||
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) ||
+		      s[i] == '-') ||
 		    ++label > 63)
 			return 0;
 	}
@@ -125,8 +126,8 @@ static int host_valid(const char *s)
 static int rule_members(struct policy_parse *ctx, json_t *obj, const char *path,
 			struct policy_egress_internal *e, char **protocol)
 {
-	static const char *const known[] = { "name", "description", "host", "cidr", "ports",
-					     "protocol" };
+	static const char *const known[] = { "name", "description", "host",
+					     "cidr", "ports",	    "protocol" };
 	_cleanup_free_ char *description = NULL;
 	char vpath[JSON_POS_PATH_MAX + 1];
 	int r;
@@ -155,13 +156,15 @@ static int rule_destination(struct policy_parse *ctx, const char *path,
 	const char *bad;
 
 	if (!e->host == !e->cidr)
-		return policy_fail(ctx, path, 0, "an egress rule names exactly one of \"host\" or "
-						 "\"cidr\"");
+		return policy_fail(ctx, path, 0,
+				   "an egress rule names exactly one of \"host\" or "
+				   "\"cidr\"");
 	if (e->host) {
 		policy_path(vpath, path, "host");
 		if (!host_valid(e->host))
-			return policy_fail(ctx, vpath, 0,
-					   "\"host\" must be a DNS name of [a-z0-9.-] (no wildcard)");
+			return policy_fail(
+				ctx, vpath, 0,
+				"\"host\" must be a DNS name of [a-z0-9.-] (no wildcard)");
 		return 0;
 	}
 	policy_path(vpath, path, "cidr");
@@ -215,8 +218,10 @@ static int rule_ports(struct policy_parse *ctx, json_t *obj, const char *path,
 		json_t *p = json_array_get(ports, i);
 
 		policy_path_index(ppath, vpath, i);
-		if (!json_is_integer(p) || json_integer_value(p) < 1 || json_integer_value(p) > 65535)
-			return policy_fail(ctx, ppath, 0, "a port must be an integer from 1 to 65535");
+		if (!json_is_integer(p) || json_integer_value(p) < 1 ||
+		    json_integer_value(p) > 65535)
+			return policy_fail(ctx, ppath, 0,
+					   "a port must be an integer from 1 to 65535");
 		e->ports[i] = (uint16_t)json_integer_value(p);
 	}
 	e->pub.n_ports = json_array_size(ports);
@@ -257,7 +262,8 @@ int policy_parse_egress(struct policy_parse *ctx, json_t *obj)
 		return 0;
 	if (!json_is_array(allow) || json_array_size(allow) > POLICY_EGRESS_MAX)
 		return policy_fail(ctx, "/egress/allow", 0,
-				   "\"allow\" must be a list of at most %d rules", POLICY_EGRESS_MAX);
+				   "\"allow\" must be a list of at most %d rules",
+				   POLICY_EGRESS_MAX);
 	p->egress = calloc(json_array_size(allow) + 1, sizeof(*p->egress));
 	if (!p->egress)
 		return -ENOMEM;
@@ -271,7 +277,8 @@ int policy_parse_egress(struct policy_parse *ctx, json_t *obj)
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(p->egress[j].name, p->egress[i].name) == 0) {
 				policy_path(path, path, "name");
-				return policy_fail(ctx, path, 0, "egress rule \"%s\" is named twice",
+				return policy_fail(ctx, path, 0,
+						   "egress rule \"%s\" is named twice",
 						   p->egress[i].name);
 			}
 	}

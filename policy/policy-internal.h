@@ -12,8 +12,8 @@
 #include "policy.h"
 
 struct policy_flag {
-	char *name;		/* "-q", "--tb", "-maxdepth": as written, without a trailing '=' */
-	int takes_value;	/* written with a trailing '=' */
+	char *name;	 /* "-q", "--tb", "-maxdepth": as written, without a trailing '=' */
+	int takes_value; /* written with a trailing '=' */
 };
 
 struct policy_flags {
@@ -24,19 +24,19 @@ struct policy_flags {
 enum policy_operands {
 	POLICY_OPERANDS_NONE,
 	POLICY_OPERANDS_ANY,
-	POLICY_OPERANDS_LIST,	/* each operand matches one of `patterns` */
+	POLICY_OPERANDS_LIST, /* each operand matches one of `patterns` */
 };
 
 struct policy_command {
-	char *program;		/* absolute path as written; resolved with realpath() at check time */
-	char **prefix;		/* fixed leading arguments */
+	char *program; /* absolute path as written; resolved with realpath() at check time */
+	char **prefix; /* fixed leading arguments */
 	size_t n_prefix;
 	struct policy_flags allow, deny;
 	enum policy_operands operands;
 	char **patterns;
 	size_t n_patterns;
-	int short_bundles;	/* "-abc" is -a -b -c */
-	int abbrev;		/* "--max" may stand for a unique allowed "--maxfail" */
+	int short_bundles; /* "-abc" is -a -b -c */
+	int abbrev;	   /* "--max" may stand for a unique allowed "--maxfail" */
 	unsigned line, col;
 };
 
@@ -48,21 +48,21 @@ struct policy_env_var {
 struct policy_tool {
 	char *name;
 	int64_t call_timeout_ns;
-	char **env_allow;	/* exact names, or "PREFIX*" (which never matches a never-pass name) */
+	char **env_allow; /* exact names, or "PREFIX*" (which never matches a never-pass name) */
 	size_t n_env_allow;
 	struct policy_env_var *env; /* fixed variables for this tool */
 	size_t n_env;
-	char **wrappers;	/* built-in wrapper names this scope may run */
+	char **wrappers; /* built-in wrapper names this scope may run */
 	size_t n_wrappers;
-	char **unsafe_allow;	/* built-in unsafe-option names this scope may use */
+	char **unsafe_allow; /* built-in unsafe-option names this scope may use */
 	size_t n_unsafe_allow;
 	struct policy_command *commands;
 	size_t n_commands;
-	uint64_t egress_rules;	/* bit i: egress rule i (policy_egress) is this tool's to reach */
-	char **children;	/* programs its processes may exec besides its commands (globs) */
+	uint64_t egress_rules; /* bit i: egress rule i (policy_egress) is this tool's to reach */
+	char **children;       /* programs its processes may exec besides its commands (globs) */
 	size_t n_children;
-	int has_children;	/* "children" given: execs outside it are findings */
-	int single_process;	/* the tool never forks: a fork is a finding */
+	int has_children;   /* "children" given: execs outside it are findings */
+	int single_process; /* the tool never forks: a fork is a finding */
 };
 
 struct policy_test_internal {
@@ -84,8 +84,8 @@ struct policy {
 	char *name;
 	char hash[SHA256_PREFIXED_HEX_SIZE];
 	struct policy_sandbox sandbox;
-	char *path;		/* sandbox.path */
-	char **fixed_env;	/* "NAME=value", NULL-terminated: PATH, HOME, TMPDIR, sandbox.env */
+	char *path;	  /* sandbox.path */
+	char **fixed_env; /* "NAME=value", NULL-terminated: PATH, HOME, TMPDIR, sandbox.env */
 	struct policy_egress_internal *egress;
 	size_t n_egress;
 	struct policy_tool *tools;
@@ -118,8 +118,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj);
 const char *policy_type_name(const json_t *v);
 
 /*
- * Formats "SOURCE:LINE:COL: message" into the error buffer, at the key of the member at path (at_key)
- * or at its value; returns -EINVAL.
+ * Formats "SOURCE:LINE:COL: message" into the error buffer, at the key of the member at path
+ * (at_key) or at its value; returns -EINVAL.
  */
 int policy_fail(struct policy_parse *ctx, const char *path, int at_key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -12,14 +12,21 @@
 const char *policy_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a number";
 	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
+	case JSON_FALSE:
+		return "a boolean";
+	default:
+		return "null";
 	}
 }
 
@@ -102,7 +109,8 @@ int policy_check_keys(struct policy_parse *ctx, json_t *obj, const char *path,
 	json_t *value;
 
 	/* Every unknown key is an error; the one reported is the first in the text. */
-	json_object_foreach(obj, key, value) {
+	json_object_foreach(obj, key, value)
+	{
 		size_t i;
 
 		for (i = 0; i < n; i++)
@@ -126,8 +134,8 @@ int policy_check_keys(struct policy_parse *ctx, json_t *obj, const char *path,
 		size_t len = 0;
 
 		for (size_t i = 0; i < n && len < sizeof(list); i++)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
-						known[i]);
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						i ? ", " : "", known[i]);
 		return policy_fail(ctx, first_path, 1, "unknown key \"%.64s\" (known here: %s)",
 				   first_key, list);
 	}
@@ -215,16 +223,21 @@ int policy_get_size(struct policy_parse *ctx, json_t *obj, const char *path, con
 	if (r < 0 || !v)
 		return r;
 	if (!json_is_string(v))
-		return policy_fail(ctx, vpath, 0, "\"%s\" must be a size string such as \"512M\", not %s",
-				   key, policy_type_name(v));
-	if (size_parse(json_string_value(v), &bytes) < 0 || bytes < min)
 		return policy_fail(ctx, vpath, 0,
-				   "\"%s\" must be a size such as \"512M\" (suffix K, M, G or T; at "
-				   "least %llu%s)",
-				   key,
-				   (unsigned long long)(min % (1 << 20) == 0 ? min >> 20
-						       : min % 1024 == 0 ? min >> 10 : min),
-				   min % (1 << 20) == 0 ? "M" : min % 1024 == 0 ? "K" : " bytes");
+				   "\"%s\" must be a size string such as \"512M\", not %s", key,
+				   policy_type_name(v));
+	if (size_parse(json_string_value(v), &bytes) < 0 || bytes < min)
+		return policy_fail(
+			ctx, vpath, 0,
+			"\"%s\" must be a size such as \"512M\" (suffix K, M, G or T; at "
+			"least %llu%s)",
+			key,
+			(unsigned long long)(min % (1 << 20) == 0 ? min >> 20
+					     : min % 1024 == 0	  ? min >> 10
+								  : min),
+			min % (1 << 20) == 0 ? "M"
+			: min % 1024 == 0    ? "K"
+					     : " bytes");
 	*ret = bytes;
 	return 0;
 }
@@ -244,10 +257,11 @@ int policy_get_duration(struct policy_parse *ctx, json_t *obj, const char *path,
 				   "\"%s\" must be a duration string such as \"30s\", not %s", key,
 				   policy_type_name(v));
 	if (duration_parse(json_string_value(v), &ns) < 0 || ns < min_ns)
-		return policy_fail(ctx, vpath, 0,
-				   "\"%s\" must be a duration such as \"30s\", \"5m\" or \"2h\" (at "
-				   "least %lldms)",
-				   key, (long long)(min_ns / NSEC_PER_MSEC));
+		return policy_fail(
+			ctx, vpath, 0,
+			"\"%s\" must be a duration such as \"30s\", \"5m\" or \"2h\" (at "
+			"least %lldms)",
+			key, (long long)(min_ns / NSEC_PER_MSEC));
 	*ret = ns;
 	return 0;
 }
@@ -278,7 +292,8 @@ int policy_get_strings(struct policy_parse *ctx, json_t *obj, const char *path, 
 				   policy_type_name(arr));
 	if (json_array_size(arr) > max)
 		return policy_fail(ctx, vpath, 0, "\"%s\" has more than %zu entries", key, max);
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		policy_path_index(epath, vpath, i);
 		if (!json_is_string(e))
 			return policy_fail(ctx, epath, 0, "\"%s\" entries must be strings, not %s",
@@ -293,7 +308,8 @@ int policy_get_strings(struct policy_parse *ctx, json_t *obj, const char *path, 
 	v = calloc(json_array_size(arr) + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		v[i] = strdup(json_string_value(e));
 		if (!v[i]) {
 			policy_strv_free(v);
@@ -306,4 +322,3 @@ int policy_get_strings(struct policy_parse *ctx, json_t *obj, const char *path, 
 		*ret_n = json_array_size(arr);
 	return 0;
 }
-

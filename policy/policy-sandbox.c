@@ -72,25 +72,30 @@ int policy_get_env(struct policy_parse *ctx, json_t *obj, const char *path, cons
 	if (json_object_size(env) > POLICY_ENV_MAX)
 		return policy_fail(ctx, vpath, 0, "\"%s\" has more than %d variables", key,
 				   POLICY_ENV_MAX);
-	json_object_foreach(env, name, e) {
+	json_object_foreach(env, name, e)
+	{
 		policy_path(epath, vpath, name);
 		if (!policy_env_name_valid(name))
-			return policy_fail(ctx, epath, 1,
-					   "\"%.64s\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
-					   name);
+			return policy_fail(
+				ctx, epath, 1,
+				"\"%.64s\" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", name);
 		if (!json_is_string(e))
-			return policy_fail(ctx, epath, 0, "the value of \"%s\" must be a string", name);
+			return policy_fail(ctx, epath, 0, "the value of \"%s\" must be a string",
+					   name);
 		if (json_string_length(e) > POLICY_STRING_MAX)
-			return policy_fail(ctx, epath, 0, "the value of \"%s\" is longer than %d bytes",
-					   name, POLICY_STRING_MAX);
+			return policy_fail(ctx, epath, 0,
+					   "the value of \"%s\" is longer than %d bytes", name,
+					   POLICY_STRING_MAX);
 		if (strcmp(name, "PATH") == 0)
-			return policy_fail(ctx, epath, 1,
-					   "PATH is set by \"sandbox\".\"path\", not by an env object");
+			return policy_fail(
+				ctx, epath, 1,
+				"PATH is set by \"sandbox\".\"path\", not by an env object");
 	}
 	v = calloc(json_object_size(env) + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	json_object_foreach(env, name, e) {
+	json_object_foreach(env, name, e)
+	{
 		v[n].name = strdup(name);
 		v[n].value = strdup(json_string_value(e));
 		n++;
@@ -119,15 +124,17 @@ static int path_valid(struct policy_parse *ctx, const char *path)
 		if (dir[0] != '/' || strstr(dir, "/./") || strstr(dir, "/../") ||
 		    (strlen(dir) >= 2 && strcmp(dir + strlen(dir) - 2, "/.") == 0) ||
 		    (strlen(dir) >= 3 && strcmp(dir + strlen(dir) - 3, "/..") == 0))
-			return policy_fail(ctx, "/sandbox/path", 0,
-					   "\"path\" entry \"%.200s\" must be an absolute directory "
-					   "without . or ..",
-					   dir);
+			return policy_fail(
+				ctx, "/sandbox/path", 0,
+				"\"path\" entry \"%.200s\" must be an absolute directory "
+				"without . or ..",
+				dir);
 		if (policy_path_writable_inside(dir))
-			return policy_fail(ctx, "/sandbox/path", 0,
-					   "\"path\" entry \"%.200s\" is writable inside the sandbox: "
-					   "the agent could plant programs there",
-					   dir);
+			return policy_fail(
+				ctx, "/sandbox/path", 0,
+				"\"path\" entry \"%.200s\" is writable inside the sandbox: "
+				"the agent could plant programs there",
+				dir);
 	}
 	return 0;
 }
@@ -199,10 +206,10 @@ static int sandbox_defaults(struct policy *p)
 /* The typed members: identity, caps, the wall clock and PATH. */
 static int sandbox_members(struct policy_parse *ctx, json_t *obj, struct policy *p)
 {
-	static const char *const known[] = { "uid",	  "gid",       "memory",     "swap",
-					     "pids",	  "cpu",       "io",	     "workspace",
-					     "tmp",	  "open_files", "wall_clock", "path",
-					     "env",	  "description" };
+	static const char *const known[] = { "uid",  "gid",	   "memory",	 "swap",
+					     "pids", "cpu",	   "io",	 "workspace",
+					     "tmp",  "open_files", "wall_clock", "path",
+					     "env",  "description" };
 	struct policy_sandbox *sb = &p->sandbox;
 	_cleanup_free_ char *description = NULL;
 	uint64_t uid = sb->uid, gid = sb->gid, pids = sb->pids, open_files = sb->open_files;

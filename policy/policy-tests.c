@@ -21,8 +21,9 @@ void policy_tests_free(struct policy *p)
 static int parse_test(struct policy_parse *ctx, json_t *obj, const char *path,
 		      struct policy_test_internal *t)
 {
-	static const char *const known[] = { "tool", "argv", "env", "expect", "rule",
-					     "description" };
+	static const char *const known[] = {
+		"tool", "argv", "env", "expect", "rule", "description"
+	};
 	char vpath[JSON_POS_PATH_MAX + 1];
 	_cleanup_free_ char *expect = NULL, *description = NULL;
 	struct json_pos_loc loc;
@@ -59,13 +60,15 @@ static int parse_test(struct policy_parse *ctx, json_t *obj, const char *path,
 	if (t->rule) {
 		policy_path(vpath, path, "rule");
 		if (t->pub.expect_allow)
-			return policy_fail(ctx, vpath, 0,
-					   "\"rule\" names why a call is refused; this test expects "
-					   "\"allow\"");
+			return policy_fail(
+				ctx, vpath, 0,
+				"\"rule\" names why a call is refused; this test expects "
+				"\"allow\"");
 		if (!gate_rule_known(t->rule))
-			return policy_fail(ctx, vpath, 0,
-					   "\"%.64s\" is not a gate rule (docs/policy.md lists them)",
-					   t->rule);
+			return policy_fail(
+				ctx, vpath, 0,
+				"\"%.64s\" is not a gate rule (docs/policy.md lists them)",
+				t->rule);
 	}
 	t->pub.tool = t->tool;
 	t->pub.argv = (const char *const *)t->argv;
@@ -88,7 +91,8 @@ int policy_parse_tests(struct policy_parse *ctx, json_t *arr)
 	p->tests = calloc(json_array_size(arr) + 1, sizeof(*p->tests));
 	if (!p->tests)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		policy_path_index(path, "/tests", i);
 		p->n_tests++;
 		if ((r = parse_test(ctx, e, path, &p->tests[i])) < 0)

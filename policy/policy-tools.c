@@ -95,7 +95,8 @@ static int parse_flag_list(struct policy_parse *ctx, json_t *flags, const char *
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(ret->v[j].name, ret->v[i].name) == 0) {
 				policy_path_index(epath, lpath, i);
-				return policy_fail(ctx, epath, 0, "\"%s\" is listed twice in \"%s\"",
+				return policy_fail(ctx, epath, 0,
+						   "\"%s\" is listed twice in \"%s\"",
 						   ret->v[i].name, key);
 			}
 	return 0;
@@ -123,7 +124,7 @@ static int pattern_valid(const char *s)
 static int command_members(struct policy_parse *ctx, json_t *obj, const char *path,
 			   struct policy_command *c)
 {
-	static const char *const known[] = { "program", "prefix",	 "flags", "operands",
+	static const char *const known[] = { "program",	      "prefix", "flags",      "operands",
 					     "short_bundles", "abbrev", "description" };
 	_cleanup_free_ char *description = NULL;
 	struct json_pos_loc loc;
@@ -212,11 +213,10 @@ static int command_operands(struct policy_parse *ctx, json_t *obj, const char *p
 	if (!v)
 		return 0;
 	if (json_is_array(v)) {
-		if ((r = policy_get_strings(ctx, obj, path, "operands", POLICY_OPERANDS_MAX,
-					    pattern_valid,
-					    "an operand pattern is 1 to " STR(POLICY_PATTERN_MAX)
-					    " bytes",
-					    &c->patterns, &c->n_patterns)) < 0)
+		if ((r = policy_get_strings(
+			     ctx, obj, path, "operands", POLICY_OPERANDS_MAX, pattern_valid,
+			     "an operand pattern is 1 to " STR(POLICY_PATTERN_MAX) " bytes",
+			     &c->patterns, &c->n_patterns)) < 0)
 			return r;
 		c->operands = POLICY_OPERANDS_LIST;
 	} else if (word && strcmp(word, "any") == 0) {
@@ -230,8 +230,8 @@ static int command_operands(struct policy_parse *ctx, json_t *obj, const char *p
 	return 0;
 }
 
-static int parse_command(struct policy_parse *ctx, json_t *obj, const char *path,
-			 const char *tool, struct policy_command *c)
+static int parse_command(struct policy_parse *ctx, json_t *obj, const char *path, const char *tool,
+			 struct policy_command *c)
 {
 	int r;
 
@@ -266,9 +266,9 @@ static int child_pattern_valid(const char *s)
 static int tool_members(struct policy_parse *ctx, const char *path, json_t *obj,
 			struct policy_tool *t)
 {
-	static const char *const known[] = { "call_timeout", "env_allow",   "env",
-					     "wrappers",     "unsafe_allow", "commands",
-					     "description",  "egress",	     "children",
+	static const char *const known[] = { "call_timeout",  "env_allow",    "env",
+					     "wrappers",      "unsafe_allow", "commands",
+					     "description",   "egress",	      "children",
 					     "single_process" };
 	_cleanup_free_ char *description = NULL;
 	int r;
@@ -289,8 +289,8 @@ static int tool_members(struct policy_parse *ctx, const char *path, json_t *obj,
 				    &t->env_allow, &t->n_env_allow)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, path, "wrappers", POLICY_NAMES_MAX,
 				    gate_wrapper_known,
-				    "not a built-in wrapper (docs/policy.md lists them)", &t->wrappers,
-				    &t->n_wrappers)) < 0 ||
+				    "not a built-in wrapper (docs/policy.md lists them)",
+				    &t->wrappers, &t->n_wrappers)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, path, "unsafe_allow", POLICY_NAMES_MAX,
 				    gate_unsafe_known,
 				    "not a built-in unsafe option (docs/policy.md lists them)",
@@ -332,23 +332,24 @@ static int tool_env_allow(struct policy_parse *ctx, const char *path, const stru
 
 		policy_path_index(epath, vpath, i);
 		if (policy_env_fixed(ctx->policy, t, v))
-			return policy_fail(ctx, epath, 0,
-					   "\"%s\" is fixed by the policy (sandbox.path, HOME, TMPDIR "
-					   "or an env object) and cannot come from the caller",
-					   v);
+			return policy_fail(
+				ctx, epath, 0,
+				"\"%s\" is fixed by the policy (sandbox.path, HOME, TMPDIR "
+				"or an env object) and cannot come from the caller",
+				v);
 		if (gate_env_never_pass(v) &&
-		    (r = policy_warn(ctx, epath,
-				     "tool %s: env_allow passes %s from the caller, which is on the "
-				     "never-pass list (it can make a program run other code)",
-				     t->name, v)) < 0)
+		    (r = policy_warn(
+			     ctx, epath,
+			     "tool %s: env_allow passes %s from the caller, which is on the "
+			     "never-pass list (it can make a program run other code)",
+			     t->name, v)) < 0)
 			return r;
 	}
 	return 0;
 }
 
 /* What the scope lets past the built-in invariants is worth a warning each. */
-static int tool_exemptions(struct policy_parse *ctx, const char *path,
-			   const struct policy_tool *t)
+static int tool_exemptions(struct policy_parse *ctx, const char *path, const struct policy_tool *t)
 {
 	char vpath[JSON_POS_PATH_MAX + 1];
 	int r;
@@ -416,7 +417,8 @@ static int tool_commands(struct policy_parse *ctx, const char *path, json_t *obj
 	t->commands = calloc(json_array_size(cmds), sizeof(*t->commands));
 	if (!t->commands)
 		return -ENOMEM;
-	json_array_foreach(cmds, i, e) {
+	json_array_foreach(cmds, i, e)
+	{
 		policy_path_index(epath, vpath, i);
 		t->n_commands++;
 		if ((r = parse_command(ctx, e, epath, t->name, &t->commands[i])) < 0)
@@ -458,7 +460,8 @@ int policy_parse_tools(struct policy_parse *ctx, json_t *obj)
 	p->tools = calloc(json_object_size(obj), sizeof(*p->tools));
 	if (!p->tools)
 		return -ENOMEM;
-	json_object_foreach(obj, name, v) {
+	json_object_foreach(obj, name, v)
+	{
 		p->n_tools++;
 		if ((r = parse_tool(ctx, name, v, &p->tools[p->n_tools - 1])) < 0)
 			return r;

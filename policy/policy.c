@@ -54,9 +54,9 @@ static int parse_header(struct policy_parse *ctx, json_t *root)
  */
 static const struct section {
 	const char *key;
-	int array;		/* an array; else an object */
+	int array; /* an array; else an object */
 	int required;
-	int always;		/* read when absent too, for its defaults */
+	int always; /* read when absent too, for its defaults */
 	int (*parse)(struct policy_parse *ctx, json_t *v);
 } sections[] = {
 	{ "egress", 0, 0, 0, policy_parse_egress },
@@ -109,7 +109,8 @@ void policy_free(struct policy *p)
 }
 
 /* Reports a text jansson refused: a syntax error where jansson says, a repeated key at the key. */
-static int fail_json(struct policy_parse *ctx, const char *text, size_t len, const json_error_t *jerr)
+static int fail_json(struct policy_parse *ctx, const char *text, size_t len,
+		     const json_error_t *jerr)
 {
 	if (json_error_code(jerr) == json_error_duplicate_key &&
 	    json_pos_scan(text, len, &ctx->pos, NULL) == 0) {
@@ -124,8 +125,8 @@ static int fail_json(struct policy_parse *ctx, const char *text, size_t len, con
 			return -EINVAL;
 		}
 	}
-	snprintf(ctx->err, ctx->errlen, "%s:%d:%d: %s", ctx->source, jerr->line > 0 ? jerr->line : 1,
-		 jerr->column > 0 ? jerr->column : 1, jerr->text);
+	snprintf(ctx->err, ctx->errlen, "%s:%d:%d: %s", ctx->source,
+		 jerr->line > 0 ? jerr->line : 1, jerr->column > 0 ? jerr->column : 1, jerr->text);
 	return -EINVAL;
 }
 
@@ -156,8 +157,9 @@ int policy_load_text(const char *name, const char *text, size_t len, struct poli
 	}
 	r = json_pos_scan(text, len, &ctx.pos, &where);
 	if (r == -EINVAL) {
-		snprintf(err, errlen, "%s:%u:%u: nested deeper than %d or a key path longer than %d bytes",
-			 name, where.line, where.col, JSON_POS_DEPTH_MAX, JSON_POS_PATH_MAX);
+		snprintf(err, errlen,
+			 "%s:%u:%u: nested deeper than %d or a key path longer than %d bytes", name,
+			 where.line, where.col, JSON_POS_DEPTH_MAX, JSON_POS_PATH_MAX);
 		goto out;
 	}
 	if (r < 0)

@@ -13,19 +13,19 @@
 #include "sha256.h"
 
 /* Caps on a policy file, which comes from whoever writes policies: all are checked at load. */
-#define POLICY_FILE_MAX (1024 * 1024)	/* bytes */
-#define POLICY_STRING_MAX 4096		/* bytes in any one string */
+#define POLICY_FILE_MAX (1024 * 1024) /* bytes */
+#define POLICY_STRING_MAX 4096	      /* bytes in any one string */
 #define POLICY_TOOLS_MAX 128
-#define POLICY_COMMANDS_MAX 64		/* per tool */
-#define POLICY_PREFIX_MAX 16		/* fixed arguments of one command */
-#define POLICY_FLAGS_MAX 512		/* per allow or deny list */
-#define POLICY_OPERANDS_MAX 128		/* operand patterns of one command */
-#define POLICY_PATTERN_MAX 256		/* bytes in one operand pattern */
-#define POLICY_ENV_MAX 128		/* entries of any env or env_allow */
-#define POLICY_NAMES_MAX 64		/* entries of wrappers or unsafe_allow */
+#define POLICY_COMMANDS_MAX 64	/* per tool */
+#define POLICY_PREFIX_MAX 16	/* fixed arguments of one command */
+#define POLICY_FLAGS_MAX 512	/* per allow or deny list */
+#define POLICY_OPERANDS_MAX 128 /* operand patterns of one command */
+#define POLICY_PATTERN_MAX 256	/* bytes in one operand pattern */
+#define POLICY_ENV_MAX 128	/* entries of any env or env_allow */
+#define POLICY_NAMES_MAX 64	/* entries of wrappers or unsafe_allow */
 #define POLICY_TESTS_MAX 4096
-#define POLICY_TEST_ARGC_MAX 256	/* arguments of one test vector */
-#define POLICY_WARNINGS_MAX 256		/* further warnings are counted, not kept */
+#define POLICY_TEST_ARGC_MAX 256 /* arguments of one test vector */
+#define POLICY_WARNINGS_MAX 256	 /* further warnings are counted, not kept */
 #define POLICY_NAME_MAX 63
 
 /* The one format version this build reads. */
@@ -36,35 +36,35 @@
  * and valid while it lives.
  */
 struct policy_sandbox {
-	uint32_t uid, gid;		/* 0: not set, the enforcer allocates one per sandbox */
-	uint64_t memory_bytes;		/* memory.max */
-	int swap;			/* 0: memory.swap.max = 0 */
-	uint32_t pids;			/* pids.max */
-	double cpu;			/* cores, fractional: cpu.max = cpu * period */
-	uint64_t io_read_bps;		/* 0: no cap */
-	uint64_t io_write_bps;		/* 0: no cap */
-	uint64_t workspace_bytes;	/* size of the writable /workspace */
-	uint64_t tmp_bytes;		/* size of the private /tmp */
-	uint32_t open_files;		/* RLIMIT_NOFILE */
-	int64_t wall_clock_ns;		/* the sandbox's whole lifetime */
-	const char *path;		/* PATH inside, also the gate's search path */
-	const char *const *env;		/* the fixed "NAME=value" list every call gets (PATH, HOME,
-					 * TMPDIR, then sandbox.env), NULL-terminated */
+	uint32_t uid, gid;	  /* 0: not set, the enforcer allocates one per sandbox */
+	uint64_t memory_bytes;	  /* memory.max */
+	int swap;		  /* 0: memory.swap.max = 0 */
+	uint32_t pids;		  /* pids.max */
+	double cpu;		  /* cores, fractional: cpu.max = cpu * period */
+	uint64_t io_read_bps;	  /* 0: no cap */
+	uint64_t io_write_bps;	  /* 0: no cap */
+	uint64_t workspace_bytes; /* size of the writable /workspace */
+	uint64_t tmp_bytes;	  /* size of the private /tmp */
+	uint32_t open_files;	  /* RLIMIT_NOFILE */
+	int64_t wall_clock_ns;	  /* the sandbox's whole lifetime */
+	const char *path;	  /* PATH inside, also the gate's search path */
+	const char *const *env;	  /* the fixed "NAME=value" list every call gets (PATH, HOME,
+				   * TMPDIR, then sandbox.env), NULL-terminated */
 };
 
 /* One embedded test vector: an argv (or one environment variable) and the decision expected. */
 struct policy_test {
 	const char *tool;
-	const char *const *argv;	/* NULL-terminated; NULL for an env vector */
-	const char *env;		/* the variable an env vector asks about; NULL otherwise */
+	const char *const *argv; /* NULL-terminated; NULL for an env vector */
+	const char *env;	 /* the variable an env vector asks about; NULL otherwise */
 	int expect_allow;
-	const char *rule;		/* the refusal's rule expected, or NULL for any */
-	unsigned line, col;		/* where the vector is, for messages */
+	const char *rule;   /* the refusal's rule expected, or NULL for any */
+	unsigned line, col; /* where the vector is, for messages */
 };
 
 /* The task's egress allowlist (the "egress" section), enforced at the gate. */
-#define POLICY_EGRESS_MAX 64	/* rules */
-#define POLICY_PORTS_MAX 32	/* ports of one rule */
+#define POLICY_EGRESS_MAX 64 /* rules */
+#define POLICY_PORTS_MAX 32  /* ports of one rule */
 /* The gate's own networks, always closed to sandboxes (enforcer/egress.c uses the same). */
 #define POLICY_GATE_LINKS4 "10.199.0.0/16"
 #define POLICY_GATE_OUTSIDE4 "10.198.255.252/30"
@@ -72,20 +72,20 @@ struct policy_test {
 
 struct policy_egress_rule {
 	const char *name;
-	const char *host;	/* a DNS name only the gate's DNS resolves; NULL for a CIDR rule */
-	const char *cidr;	/* as written; NULL for a host rule */
-	int family;		/* AF_INET or AF_INET6 (CIDR rules) */
+	const char *host; /* a DNS name only the gate's DNS resolves; NULL for a CIDR rule */
+	const char *cidr; /* as written; NULL for a host rule */
+	int family;	  /* AF_INET or AF_INET6 (CIDR rules) */
 	unsigned char addr[16];
 	unsigned prefix;
-	int protocol;		/* IPPROTO_TCP or IPPROTO_UDP */
+	int protocol; /* IPPROTO_TCP or IPPROTO_UDP */
 	const uint16_t *ports;
 	size_t n_ports;
 };
 
 /* What a verdict of some severity does (the "detectors" section's "actions"). */
 enum policy_action {
-	POLICY_ACTION_RECORD,	/* stored, nothing else */
-	POLICY_ACTION_ALERT,	/* opens or extends the sandbox's incident */
+	POLICY_ACTION_RECORD, /* stored, nothing else */
+	POLICY_ACTION_ALERT,  /* opens or extends the sandbox's incident */
 	POLICY_ACTION_FREEZE,
 	POLICY_ACTION_QUARANTINE, /* freeze, and drop all of the sandbox's traffic at the gate */
 	POLICY_ACTION_KILL,
@@ -96,12 +96,12 @@ enum policy_action {
 
 /* The "detectors" section, after defaults (docs/detectors.md). */
 struct policy_detectors {
-	unsigned deny_burst_count;	/* refused attempts ... */
-	int64_t deny_burst_window_ns;	/* ... within this: a burst (and the scan window) */
-	unsigned deny_distinct;		/* distinct refused destinations within it: a scan */
-	int64_t cpu_window_ns;		/* CPU throttled half of this long or more: saturated */
+	unsigned deny_burst_count;    /* refused attempts ... */
+	int64_t deny_burst_window_ns; /* ... within this: a burst (and the scan window) */
+	unsigned deny_distinct;	      /* distinct refused destinations within it: a scan */
+	int64_t cpu_window_ns;	      /* CPU throttled half of this long or more: saturated */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
-	const char *const *off;		/* rule ids switched off, NULL-terminated */
+	const char *const *off;			      /* rule ids switched off, NULL-terminated */
 };
 
 /*
@@ -109,31 +109,31 @@ struct policy_detectors {
  * switches a rule off by its name, docs/detectors.md lists each (a unit test checks it does).
  * A new rule is a line here and its code in the detectors/rules-*.c of its class.
  */
-#define POLICY_DETECTOR_RULES(X) \
-	X(NET_METADATA, "net.metadata") \
-	X(NET_DENY_BURST, "net.deny-burst") \
-	X(NET_DENY_SCAN, "net.deny-scan") \
-	X(TOOL_NETWORK_OUT_OF_SCOPE, "tool.network-out-of-scope") \
-	X(ESCAPE_SECCOMP, "escape.seccomp") \
-	X(RESOURCE_OOM_KILL, "resource.oom-kill") \
-	X(RESOURCE_PIDS_CAP, "resource.pids-cap") \
-	X(RESOURCE_MEMORY_NEAR_CAP, "resource.memory-near-cap") \
-	X(RESOURCE_WORKSPACE_FULL, "resource.workspace-full") \
-	X(RESOURCE_CPU_SATURATED, "resource.cpu-saturated") \
-	X(MONITOR_BLIND, "monitor.blind") \
-	X(BEHAVIOR_EXEC_OUT_OF_SCOPE, "behavior.exec-out-of-scope") \
-	X(BEHAVIOR_INTERPRETER, "behavior.interpreter") \
-	X(BEHAVIOR_FORK, "behavior.fork") \
-	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived") \
-	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write") \
-	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write") \
+#define POLICY_DETECTOR_RULES(X)                                                                   \
+	X(NET_METADATA, "net.metadata")                                                            \
+	X(NET_DENY_BURST, "net.deny-burst")                                                        \
+	X(NET_DENY_SCAN, "net.deny-scan")                                                          \
+	X(TOOL_NETWORK_OUT_OF_SCOPE, "tool.network-out-of-scope")                                  \
+	X(ESCAPE_SECCOMP, "escape.seccomp")                                                        \
+	X(RESOURCE_OOM_KILL, "resource.oom-kill")                                                  \
+	X(RESOURCE_PIDS_CAP, "resource.pids-cap")                                                  \
+	X(RESOURCE_MEMORY_NEAR_CAP, "resource.memory-near-cap")                                    \
+	X(RESOURCE_WORKSPACE_FULL, "resource.workspace-full")                                      \
+	X(RESOURCE_CPU_SATURATED, "resource.cpu-saturated")                                        \
+	X(MONITOR_BLIND, "monitor.blind")                                                          \
+	X(BEHAVIOR_EXEC_OUT_OF_SCOPE, "behavior.exec-out-of-scope")                                \
+	X(BEHAVIOR_INTERPRETER, "behavior.interpreter")                                            \
+	X(BEHAVIOR_FORK, "behavior.fork")                                                          \
+	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived")                                        \
+	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write")                                              \
+	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write")                                              \
 	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,
 	POLICY_DETECTOR_RULES(POLICY_RULE_ENUM)
 #undef POLICY_RULE_ENUM
-	_RULE_MAX
+		_RULE_MAX
 };
 
 /* A rule's name ("net.metadata"); "?" for none. */

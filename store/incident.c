@@ -12,9 +12,9 @@ struct scan {
 	const struct store_incident *inc;
 	struct incident_story *st;
 	int pass;
-	int64_t cur_step;	 /* the step running at the event's time */
+	int64_t cur_step; /* the step running at the event's time */
 	int64_t coerced_ts;
-	int64_t first_trigger;	 /* the first verdict's first triggering event id */
+	int64_t first_trigger; /* the first verdict's first triggering event id */
 	int64_t verdict_ts;
 };
 
@@ -58,7 +58,8 @@ static int on_event(const struct event *ev, void *data)
 			    strcmp(ev->kind, "action.freeze") == 0) &&
 			   json_integer_value(json_object_get(f, "incident_id")) == x->inc->id &&
 			   strcmp(st->action, "killed") != 0) {
-			/* The strongest the incident's verdicts did: a kill over an earlier freeze. */
+			/* The strongest the incident's verdicts did: a kill over an earlier freeze.
+			 */
 			st->action_step = step;
 			strcpy(st->action, ev->kind[7] == 'k' ? "killed" : "frozen");
 		}
@@ -68,8 +69,8 @@ static int on_event(const struct event *ev, void *data)
 			if (!st->since)
 				st->since = ev->ts;
 		}
-		if (st->denied_step == EVENT_STEP_NONE && ev->ts >= (x->coerced_ts ?: x->inc->start_ts) &&
-		    refused_egress(ev, f))
+		if (st->denied_step == EVENT_STEP_NONE &&
+		    ev->ts >= (x->coerced_ts ?: x->inc->start_ts) && refused_egress(ev, f))
 			st->denied_step = step;
 	}
 	json_decref(f);
@@ -88,7 +89,8 @@ static void append_step(char *buf, size_t size, const char *what, int64_t step, 
 
 int incident_story(struct store *s, const struct store_incident *inc, struct incident_story *ret)
 {
-	struct store_timeline_query q = { .sandbox_id = inc->sandbox_id, .step_lo = EVENT_STEP_NONE };
+	struct store_timeline_query q = { .sandbox_id = inc->sandbox_id,
+					  .step_lo = EVENT_STEP_NONE };
 	struct scan x = { .inc = inc, .st = ret, .cur_step = EVENT_STEP_NONE };
 	int r;
 
@@ -106,8 +108,7 @@ int incident_story(struct store *s, const struct store_incident *inc, struct inc
 		ret->since = inc->start_ts;
 	append_step(ret->text, sizeof(ret->text), "coerced", ret->coerced_step, 1);
 	append_step(ret->text, sizeof(ret->text), "ran cmd", ret->cmd_step, !ret->text[0]);
-	append_step(ret->text, sizeof(ret->text), "egress denied", ret->denied_step,
-		    !ret->text[0]);
+	append_step(ret->text, sizeof(ret->text), "egress denied", ret->denied_step, !ret->text[0]);
 	append_step(ret->text, sizeof(ret->text), "flagged", ret->flagged_step, !ret->text[0]);
 	if (ret->action[0])
 		append_step(ret->text, sizeof(ret->text), ret->action, ret->action_step,

@@ -145,10 +145,11 @@ static int step_cb(const struct store_step *st, void *data)
 	json_array_append_new(sp->attrs, attr("gen_ai.tool.call.id", str_value(st->call_id)));
 	json_array_append_new(sp->attrs, attr("firebreak.step", int_value(st->step)));
 	if (st->coerced)
-		json_array_append_new(sp->attrs,
-				      attr("firebreak.coerced", json_pack("{s:b}", "boolValue", 1)));
+		json_array_append_new(
+			sp->attrs, attr("firebreak.coerced", json_pack("{s:b}", "boolValue", 1)));
 	if (st->exit_code != INT64_MIN)
-		json_array_append_new(sp->attrs, attr("firebreak.exit_code", int_value(st->exit_code)));
+		json_array_append_new(sp->attrs,
+				      attr("firebreak.exit_code", int_value(st->exit_code)));
 	if (st->error_type[0])
 		json_array_append_new(sp->attrs, attr("error.type", str_value(st->error_type)));
 	return hashmap_get(b->by_step, sp->key) ? 0 : hashmap_put(b->by_step, sp->key, sp);
@@ -219,7 +220,8 @@ static int verdict_span(struct build *b, const struct event *ev, json_t *f)
 	sp->start = trigger > 0 && trigger <= ev->ts ? trigger : ev->ts;
 	sp->end = ev->ts;
 	sp->error = 0;
-	json_array_append_new(sp->attrs, attr("gen_ai.operation.name", str_value("apply_guardrail")));
+	json_array_append_new(sp->attrs,
+			      attr("gen_ai.operation.name", str_value("apply_guardrail")));
 	json_array_append_new(
 		sp->attrs,
 		attr("gen_ai.security.decision.type",
@@ -228,24 +230,26 @@ static int verdict_span(struct build *b, const struct event *ev, json_t *f)
 				       ? "deny"
 			       : strcmp(action, "alert") == 0 ? "warn"
 							      : "audit")));
-	json_array_append_new(sp->attrs, attr("gen_ai.security.decision.reason",
-					      str_value(json_string_value(json_object_get(f, "reason")))));
+	json_array_append_new(sp->attrs,
+			      attr("gen_ai.security.decision.reason",
+				   str_value(json_string_value(json_object_get(f, "reason")))));
 	json_array_append_new(sp->attrs, attr("gen_ai.security.decision.code", str_value(rule)));
 	json_array_append_new(sp->attrs,
 			      attr("gen_ai.security.target.type",
 				   str_value(parent != &b->root ? "tool_call" : "sandbox")));
-	json_array_append_new(sp->attrs,
-			      attr("gen_ai.security.target.id",
-				   str_value(parent != &b->root ? parent->call_id : b->w->sb->name)));
+	json_array_append_new(
+		sp->attrs, attr("gen_ai.security.target.id",
+				str_value(parent != &b->root ? parent->call_id : b->w->sb->name)));
 	json_array_append_new(sp->attrs,
 			      attr("gen_ai.security.policy.id", str_value(policy_name(b, hash))));
 	json_array_append_new(sp->attrs, attr("gen_ai.security.policy.version", str_value(hash)));
-	json_array_append_new(sp->attrs, attr("firebreak.severity",
-					      str_value(json_string_value(json_object_get(f, "severity")))));
+	json_array_append_new(sp->attrs,
+			      attr("firebreak.severity",
+				   str_value(json_string_value(json_object_get(f, "severity")))));
 	json_array_append_new(sp->attrs, attr("firebreak.action", str_value(action)));
 	json_array_append_new(sp->attrs, attr("firebreak.detection.id", int_value(det)));
-	json_array_append_new(sp->attrs,
-			      attr("firebreak.event_ids", any_value(json_object_get(f, "event_ids"))));
+	json_array_append_new(
+		sp->attrs, attr("firebreak.event_ids", any_value(json_object_get(f, "event_ids"))));
 	widen(parent, ev->ts);
 	return 0;
 }
@@ -281,20 +285,21 @@ static int event_cb(const struct event *ev, void *data)
 	}
 	attrs = json_array();
 	json_array_append_new(attrs, attr("firebreak.event.id", int_value(ev->id)));
-	json_array_append_new(attrs,
-			      attr("firebreak.event.source", str_value(event_source_to_string(ev->source))));
+	json_array_append_new(attrs, attr("firebreak.event.source",
+					  str_value(event_source_to_string(ev->source))));
 	if (ev->pid)
 		json_array_append_new(attrs, attr("process.pid", int_value(ev->pid)));
 	if (ev->comm[0])
 		json_array_append_new(attrs, attr("process.command", str_value(ev->comm)));
-	json_object_foreach(f, k, v) {
+	json_object_foreach(f, k, v)
+	{
 		snprintf(key, sizeof(key), "firebreak.%s", k);
 		json_array_append_new(attrs, attr(key, any_value(v)));
 	}
 	json_decref(f);
-	json_array_append_new(sp->events, json_pack("{s:s, s:s, s:o}", "timeUnixNano",
-						    time_text(ev->ts, t), "name", ev->kind,
-						    "attributes", attrs));
+	json_array_append_new(sp->events,
+			      json_pack("{s:s, s:s, s:o}", "timeUnixNano", time_text(ev->ts, t),
+					"name", ev->kind, "attributes", attrs));
 	sp->n_events++;
 	return 0;
 }
@@ -306,8 +311,8 @@ static json_t *span_json(const struct span *sp)
 			      "traceId", sp->trace_id, "spanId", sp->span_id, "parentSpanId",
 			      sp->parent, "name", sp->name, "kind", 1 /* INTERNAL */,
 			      "startTimeUnixNano", time_text(sp->start, t0), "endTimeUnixNano",
-			      time_text(sp->end > sp->start ? sp->end : sp->start, t1), "attributes",
-			      sp->attrs, "events", sp->events, "droppedEventsCount",
+			      time_text(sp->end > sp->start ? sp->end : sp->start, t1),
+			      "attributes", sp->attrs, "events", sp->events, "droppedEventsCount",
 			      (json_int_t)sp->dropped, "status", "code", sp->error ? 2 : 0);
 
 	return o;
@@ -340,8 +345,10 @@ static int first_traceparent(const struct store_step *st, void *data)
 
 int otlp_trace(struct store *s, const struct otlp_window *w, json_t **ret)
 {
-	struct store_timeline_query q = { .sandbox_id = w->sb->id, .since = w->since,
-					  .until = w->until, .step_lo = EVENT_STEP_NONE,
+	struct store_timeline_query q = { .sandbox_id = w->sb->id,
+					  .since = w->since,
+					  .until = w->until,
+					  .step_lo = EVENT_STEP_NONE,
 					  .step_hi = EVENT_STEP_NONE };
 	struct build b = { .s = s, .w = w };
 	json_t *spans, *o;
@@ -356,7 +363,8 @@ int otlp_trace(struct store *s, const struct otlp_window *w, json_t **ret)
 		snprintf(text, sizeof(text), "firebreak incident %s/%" PRId64, w->sb->name,
 			 w->incident_id);
 	else
-		snprintf(text, sizeof(text), "firebreak sandbox %s/%" PRId64, w->sb->name, w->sb->id);
+		snprintf(text, sizeof(text), "firebreak sandbox %s/%" PRId64, w->sb->name,
+			 w->sb->id);
 	hex_id(text, 8, b.root.span_id);
 	if ((r = store_steps(s, w->sb->id, w->since, w->until, first_traceparent, &b)) < 0)
 		goto out;
@@ -366,7 +374,8 @@ int otlp_trace(struct store *s, const struct otlp_window *w, json_t **ret)
 	if (w->incident_id)
 		snprintf(b.root.name, sizeof(b.root.name), "incident %" PRId64, w->incident_id);
 	else
-		snprintf(b.root.name, sizeof(b.root.name), "sandbox %.*s", FB_TOOL_MAX, w->sb->name);
+		snprintf(b.root.name, sizeof(b.root.name), "sandbox %.*s", FB_TOOL_MAX,
+			 w->sb->name);
 	b.root.start = w->since;
 	json_array_append_new(b.root.attrs, attr("firebreak.sandbox", str_value(w->sb->name)));
 	if (w->incident_id)

@@ -31,11 +31,12 @@ static const struct copy copies[] = {
 	{ "events", "sandbox_id = ?1 AND id <= (SELECT coalesce(max(id), 0) FROM events "
 		    "WHERE sandbox_id = ?1 AND ts <= ?3)" },
 	{ "incidents", "sandbox_id = ?1 AND (?2 = 0 OR id = ?2)" },
-	{ "incident_events",
-	  "incident_id IN (SELECT id FROM incidents WHERE sandbox_id = ?1 AND (?2 = 0 OR id = ?2))" },
+	{ "incident_events", "incident_id IN (SELECT id FROM incidents WHERE sandbox_id = ?1 AND "
+			     "(?2 = 0 OR id = ?2))" },
 	{ "detections", "sandbox_id = ?1 AND ts <= ?3" },
 	{ "actions", "sandbox_id = ?1 AND ts <= ?3" },
-	/* The exact policies: the sandbox's, its verdicts', and those its detectors started under. */
+	/* The exact policies: the sandbox's, its verdicts', and those its detectors started under.
+	 */
 	{ "policies", "hash IN (SELECT policy_hash FROM sandboxes WHERE id = ?1 UNION "
 		      "SELECT policy_hash FROM detections WHERE sandbox_id = ?1 UNION "
 		      "SELECT json_extract(fields, '$.policy_hash') FROM events "
@@ -153,7 +154,8 @@ static int same_schema(struct store *b, char *err, size_t errlen)
 	sqlite3_stmt *a = NULL, *c = NULL;
 	int r = -EBADMSG, ra, rc;
 
-	if (store_open(":memory:", STORE_READ_WRITE, &ref) < 0 || store_exec(ref, bundle_table) < 0 ||
+	if (store_open(":memory:", STORE_READ_WRITE, &ref) < 0 ||
+	    store_exec(ref, bundle_table) < 0 ||
 	    sqlite3_prepare_v2(ref->db, q, -1, &a, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(b->db, q, -1, &c, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "its schema could not be read");
@@ -216,8 +218,9 @@ int store_bundle_open(const char *path, struct store **ret, char *err, size_t er
 	snprintf(err, errlen, "not a Firebreak bundle (or a damaged or truncated one)");
 	if ((r = store_open(path, STORE_READ_ONLY, &b)) < 0) {
 		if (r == -EPROTO)
-			snprintf(err, errlen, "made by a Firebreak of another schema version (this one "
-					      "reads version %d)",
+			snprintf(err, errlen,
+				 "made by a Firebreak of another schema version (this one "
+				 "reads version %d)",
 				 store_latest_version());
 		else if (r == -ENOENT)
 			snprintf(err, errlen, "no such file");
@@ -241,7 +244,8 @@ int store_bundle_open(const char *path, struct store **ret, char *err, size_t er
 		goto fail;
 	}
 	if (store_query_int(b, "SELECT count(*) FROM sandboxes", &n) < 0 || n != 1) {
-		snprintf(err, errlen, "a bundle holds one sandbox; this one holds %lld", (long long)n);
+		snprintf(err, errlen, "a bundle holds one sandbox; this one holds %lld",
+			 (long long)n);
 		goto fail;
 	}
 	/* Rows no honest bundle has: a sandbox name the monitor would never take, fields beyond
@@ -251,13 +255,20 @@ int store_bundle_open(const char *path, struct store **ret, char *err, size_t er
 		snprintf(err, errlen, "its sandbox's name is not a valid sandbox name");
 		goto fail;
 	}
-	if (store_query_int(b, "SELECT coalesce(max(length(fields)), 0) + coalesce(max(length(kind)), 0) "
-			       "FROM events", &n) < 0 || n > STORE_BUNDLE_FIELD_MAX) {
+	if (store_query_int(
+		    b,
+		    "SELECT coalesce(max(length(fields)), 0) + coalesce(max(length(kind)), 0) "
+		    "FROM events",
+		    &n) < 0 ||
+	    n > STORE_BUNDLE_FIELD_MAX) {
 		snprintf(err, errlen, "an event of it is over %d bytes", STORE_BUNDLE_FIELD_MAX);
 		goto fail;
 	}
-	if (store_query_int(b, "SELECT count(*) FROM events WHERE sandbox_id IS NOT "
-			       "(SELECT id FROM sandboxes)", &n) < 0 || n != 0) {
+	if (store_query_int(b,
+			    "SELECT count(*) FROM events WHERE sandbox_id IS NOT "
+			    "(SELECT id FROM sandboxes)",
+			    &n) < 0 ||
+	    n != 0) {
 		snprintf(err, errlen, "it has events of no sandbox of its own");
 		goto fail;
 	}

@@ -147,7 +147,7 @@ static int each_event(struct store *s, sqlite3_stmt *st, const char *what,
 /* An event query's columns (read_event's order), its table and the join for the sandbox's name;
  * an index hint goes between EVENT_SELECT and EVENT_JOIN. */
 #define EVENT_SELECT                                                                               \
-	"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "      \
+	"SELECT e.id, e.ts, e.sandbox_id, s.name, e.step, e.tool, e.source, e.kind, e.pid, "       \
 	"e.ppid, e.uid, e.comm, e.fields FROM events e "
 #define EVENT_JOIN "LEFT JOIN sandboxes s ON s.id = e.sandbox_id "
 #define EVENT_COLUMNS EVENT_SELECT EVENT_JOIN
@@ -164,9 +164,9 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	 * the row ids its steps' spans cover, then sorts by time. */
 	snprintf(sql, sizeof(sql),
 		 EVENT_SELECT "%s " EVENT_JOIN
-		 "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 "
-		 "AND e.kind NOT IN ('detectors.start', 'detectors.stop') %s %s "
-		 "ORDER BY e.ts, e.id %s",
+			      "WHERE e.sandbox_id = ?1 AND e.ts >= ?2 AND e.ts < ?3 "
+			      "AND e.kind NOT IN ('detectors.start', 'detectors.stop') %s %s "
+			      "ORDER BY e.ts, e.id %s",
 		 by_step ? "" : "INDEXED BY events_by_sandbox_ts",
 		 q->after_id > 0 ? "AND (e.ts > ?7 OR e.id > ?8)" : "",
 		 by_step ? "AND e.step BETWEEN ?4 AND ?5 AND e.id BETWEEN "
@@ -178,7 +178,8 @@ int store_timeline(struct store *s, const struct store_timeline_query *q,
 	if ((r = store_prepare(s, sql, "prepare timeline", &st)) < 0)
 		return r;
 	sqlite3_bind_int64(st, 1, q->sandbox_id);
-	sqlite3_bind_int64(st, 2, q->after_id > 0 && q->after_ts > q->since ? q->after_ts : q->since);
+	sqlite3_bind_int64(st, 2,
+			   q->after_id > 0 && q->after_ts > q->since ? q->after_ts : q->since);
 	sqlite3_bind_int64(st, 3, q->until > 0 ? q->until : INT64_MAX);
 	if (by_step) {
 		sqlite3_bind_int64(st, 4, q->step_lo);
@@ -213,7 +214,7 @@ int store_sandbox_events(struct store *s, int64_t sandbox_id, const char *kind_p
 	static const char all[] =
 		EVENT_SELECT "NOT INDEXED " EVENT_JOIN "WHERE e.sandbox_id = ?1 ORDER BY e.id";
 	static const char some[] = EVENT_COLUMNS "WHERE e.sandbox_id = ?1 AND "
-				   "substr(e.kind, 1, length(?2)) = ?2 ORDER BY e.id";
+						 "substr(e.kind, 1, length(?2)) = ?2 ORDER BY e.id";
 	sqlite3_stmt *st;
 	int r;
 
@@ -229,9 +230,10 @@ int store_event_latest(struct store *s, int64_t sandbox_id, const char *kind,
 		       int (*cb)(const struct event *ev, void *data), void *data)
 {
 	/* Backwards along the sandbox's time index: the latest sample is near the end. */
-	static const char sql[] = EVENT_SELECT "INDEXED BY events_by_sandbox_ts " EVENT_JOIN
-				  "WHERE e.sandbox_id = ?1 AND e.kind = ?2 AND e.step IS NULL "
-				  "ORDER BY e.ts DESC LIMIT 1";
+	static const char sql[] =
+		EVENT_SELECT "INDEXED BY events_by_sandbox_ts " EVENT_JOIN
+			     "WHERE e.sandbox_id = ?1 AND e.kind = ?2 AND e.step IS NULL "
+			     "ORDER BY e.ts DESC LIMIT 1";
 	sqlite3_stmt *st;
 	int r;
 
@@ -259,7 +261,7 @@ int store_incident_detections(struct store *s, int64_t incident_id,
 		det.id = sqlite3_column_int64(st, 0);
 		det.ts = sqlite3_column_int64(st, 1);
 		det.step = sqlite3_column_type(st, 2) == SQLITE_NULL ? EVENT_STEP_NONE
-								      : sqlite3_column_int64(st, 2);
+								     : sqlite3_column_int64(st, 2);
 		copy_column(st, 3, det.rule, sizeof(det.rule));
 		copy_column(st, 4, det.severity, sizeof(det.severity));
 		copy_column(st, 5, det.policy_hash, sizeof(det.policy_hash));
@@ -275,7 +277,8 @@ int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t unti
 		int (*cb)(const struct store_step *st, void *data), void *data)
 {
 	static const char sql[] =
-		"SELECT step, call_id, tool, coalesce(start_ts, 0), coalesce(end_ts, 0), exit_code, "
+		"SELECT step, call_id, tool, coalesce(start_ts, 0), coalesce(end_ts, 0), "
+		"exit_code, "
 		"coalesce(error_type, ''), coerced, coalesce(traceparent, '') FROM steps "
 		"WHERE sandbox_id = ?1 AND coalesce(end_ts, start_ts, 0) >= ?2 "
 		"AND coalesce(start_ts, end_ts, 0) < ?3 ORDER BY step, call_id";
@@ -294,8 +297,9 @@ int store_steps(struct store *s, int64_t sandbox_id, int64_t since, int64_t unti
 		copy_column(st, 2, row.tool, sizeof(row.tool));
 		row.start_ts = sqlite3_column_int64(st, 3);
 		row.end_ts = sqlite3_column_int64(st, 4);
-		row.exit_code = sqlite3_column_type(st, 5) == SQLITE_NULL ? INT64_MIN
-									   : sqlite3_column_int64(st, 5);
+		row.exit_code = sqlite3_column_type(st, 5) == SQLITE_NULL
+					? INT64_MIN
+					: sqlite3_column_int64(st, 5);
 		copy_column(st, 6, row.error_type, sizeof(row.error_type));
 		row.coerced = sqlite3_column_int(st, 7);
 		copy_column(st, 8, row.traceparent, sizeof(row.traceparent));
@@ -365,12 +369,12 @@ int store_size(struct store *s, uint64_t *ret_bytes)
 int store_incident_list(struct store *s, int64_t id,
 			int (*cb)(const struct store_incident *inc, void *data), void *data)
 {
-	static const char sql[] =
-		"SELECT i.id, i.sandbox_id, s.name, i.opened_ts, i.start_ts, coalesce(i.end_ts, 0), "
-		"i.severity, i.state, coalesce(i.summary, ''), "
-		"(SELECT count(*) FROM detections d WHERE d.incident_id = i.id) "
-		"FROM incidents i JOIN sandboxes s ON s.id = i.sandbox_id "
-		"WHERE ?1 = 0 OR i.id = ?1 ORDER BY i.id DESC";
+	static const char sql[] = "SELECT i.id, i.sandbox_id, s.name, i.opened_ts, i.start_ts, "
+				  "coalesce(i.end_ts, 0), "
+				  "i.severity, i.state, coalesce(i.summary, ''), "
+				  "(SELECT count(*) FROM detections d WHERE d.incident_id = i.id) "
+				  "FROM incidents i JOIN sandboxes s ON s.id = i.sandbox_id "
+				  "WHERE ?1 = 0 OR i.id = ?1 ORDER BY i.id DESC";
 	sqlite3_stmt *st;
 	int rc, r;
 
@@ -497,7 +501,8 @@ int store_open_steps(struct store *s, int64_t sandbox_id,
 	/* Starts and ends of the enforcer's steps, in one pass over the sandbox's events. */
 	static const char sql[] =
 		"SELECT step, tool, fields, kind FROM events INDEXED BY events_by_sandbox_ts "
-		"WHERE sandbox_id = ?1 AND source = 'enforcer' AND kind IN ('step.start', 'step.end') "
+		"WHERE sandbox_id = ?1 AND source = 'enforcer' AND kind IN ('step.start', "
+		"'step.end') "
 		"AND step IS NOT NULL ORDER BY ts, id";
 	struct open_steps o = { 0 };
 	sqlite3_stmt *st;

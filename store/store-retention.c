@@ -13,7 +13,7 @@
 #define DELETE_SQL                                                                                 \
 	"DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.ts < ?1 "               \
 	"AND NOT EXISTS (SELECT 1 FROM incidents i WHERE i.sandbox_id = e.sandbox_id "             \
-	"AND e.ts >= i.start_ts AND (i.end_ts IS NULL OR e.ts <= i.end_ts)) "                       \
+	"AND e.ts >= i.start_ts AND (i.end_ts IS NULL OR e.ts <= i.end_ts)) "                      \
 	"AND NOT EXISTS (SELECT 1 FROM incident_events ie WHERE ie.event_id = e.id) "              \
 	"ORDER BY e.id LIMIT ?2)"
 
@@ -70,7 +70,8 @@ int64_t store_retention_run(struct store *s, const struct store_retention *q)
 				goto out;
 			deleted += n;
 			if (n == 0) {
-				log_warn("store %s: %llu bytes over the size cap, all of it kept for "
+				log_warn("store %s: %llu bytes over the size cap, all of it kept "
+					 "for "
 					 "incidents or sandboxes' metadata",
 					 s->path, (unsigned long long)(size - q->max_bytes));
 				break;

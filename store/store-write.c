@@ -311,8 +311,9 @@ static int write_ids(struct store *s, const char *sql, int64_t a, int64_t b,
 
 int store_incident_link_event(struct store *s, int64_t incident_id, int64_t event_id)
 {
-	return write_ids(s, "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
-			    "VALUES (?1, ?2)",
+	return write_ids(s,
+			 "INSERT OR IGNORE INTO incident_events (incident_id, event_id) "
+			 "VALUES (?1, ?2)",
 			 incident_id, event_id, "prepare incident link", "link incident event");
 }
 
@@ -321,10 +322,12 @@ static int incident_upsert(struct store *s, const struct store_detection *det, i
 {
 	static const char *const sql[] = {
 		"UPDATE incidents SET severity = ?3 WHERE id = ?1 AND "
-		"(CASE ?3 WHEN 'critical' THEN 3 WHEN 'high' THEN 2 WHEN 'medium' THEN 1 ELSE 0 END) > "
+		"(CASE ?3 WHEN 'critical' THEN 3 WHEN 'high' THEN 2 WHEN 'medium' THEN 1 ELSE 0 "
+		"END) > "
 		"(CASE severity WHEN 'critical' THEN 3 WHEN 'high' THEN 2 WHEN 'medium' THEN 1 "
 		"ELSE 0 END)",
-		"INSERT INTO incidents (id, sandbox_id, opened_ts, start_ts, severity, state, summary) "
+		"INSERT INTO incidents (id, sandbox_id, opened_ts, start_ts, severity, state, "
+		"summary) "
 		"VALUES (?1, ?2, ?4, ?4, ?3, 'open', ?5)",
 	};
 	sqlite3_stmt *st;
@@ -388,8 +391,9 @@ int store_detection_insert(struct store *s, const struct store_detection *det, i
 
 int store_incident_close(struct store *s, int64_t id, int64_t end_ts)
 {
-	return write_ids(s, "UPDATE incidents SET end_ts = ?2, state = 'closed' "
-			    "WHERE id = ?1 AND state = 'open'",
+	return write_ids(s,
+			 "UPDATE incidents SET end_ts = ?2, state = 'closed' "
+			 "WHERE id = ?1 AND state = 'open'",
 			 id, end_ts, "prepare incident close", "close incident");
 }
 

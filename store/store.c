@@ -24,7 +24,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	/* A phase is new only if the row lacks it and agrees on step and tool; sqlite3_changes()
 	 * then says 1. Annotations of start and end are merged (RFC 7396). */
 	[STMT_STEP_START] =
-		"INSERT INTO steps (sandbox_id, call_id, step, tool, start_ts, coerced, annotations, "
+		"INSERT INTO steps (sandbox_id, call_id, step, tool, start_ts, coerced, "
+		"annotations, "
 		"traceparent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
 		"ON CONFLICT (sandbox_id, call_id) DO UPDATE SET start_ts = excluded.start_ts, "
 		"coerced = steps.coerced OR excluded.coerced, "
@@ -35,7 +36,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"WHERE steps.start_ts IS NULL AND steps.step = excluded.step "
 		"AND steps.tool = excluded.tool",
 	[STMT_STEP_END] =
-		"INSERT INTO steps (sandbox_id, call_id, step, tool, end_ts, exit_code, error_type, "
+		"INSERT INTO steps (sandbox_id, call_id, step, tool, end_ts, exit_code, "
+		"error_type, "
 		"coerced, annotations, traceparent) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
 		"ON CONFLICT (sandbox_id, call_id) DO UPDATE SET end_ts = excluded.end_ts, "
@@ -48,17 +50,17 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"WHERE steps.end_ts IS NULL AND steps.step = excluded.step "
 		"AND steps.tool = excluded.tool",
 	[STMT_STEP_GET] = "SELECT step, tool FROM steps WHERE sandbox_id = ?1 AND call_id = ?2",
-	[STMT_SANDBOX_PUT] =
-		"INSERT INTO sandboxes (id, name, state, created_ts, updated_ts, policy_hash, cgroup) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET "
-		"state = excluded.state, updated_ts = excluded.updated_ts, "
-		"policy_hash = coalesce(excluded.policy_hash, sandboxes.policy_hash), "
-		"cgroup = coalesce(excluded.cgroup, sandboxes.cgroup)",
-	[STMT_SPAN_PUT] =
-		"INSERT INTO step_spans (sandbox_id, step, first_id, last_id) VALUES (?1, ?2, ?3, ?4) "
-		"ON CONFLICT (sandbox_id, step) DO UPDATE SET "
-		"first_id = min(step_spans.first_id, excluded.first_id), "
-		"last_id = max(step_spans.last_id, excluded.last_id)",
+	[STMT_SANDBOX_PUT] = "INSERT INTO sandboxes (id, name, state, created_ts, updated_ts, "
+			     "policy_hash, cgroup) "
+			     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO UPDATE SET "
+			     "state = excluded.state, updated_ts = excluded.updated_ts, "
+			     "policy_hash = coalesce(excluded.policy_hash, sandboxes.policy_hash), "
+			     "cgroup = coalesce(excluded.cgroup, sandboxes.cgroup)",
+	[STMT_SPAN_PUT] = "INSERT INTO step_spans (sandbox_id, step, first_id, last_id) VALUES "
+			  "(?1, ?2, ?3, ?4) "
+			  "ON CONFLICT (sandbox_id, step) DO UPDATE SET "
+			  "first_id = min(step_spans.first_id, excluded.first_id), "
+			  "last_id = max(step_spans.last_id, excluded.last_id)",
 };
 
 int store_error(struct store *s, int rc, const char *what)
@@ -108,9 +110,10 @@ static const char *insert_many(void)
 
 	if (insert_many_sql[0])
 		return insert_many_sql;
-	n = (size_t)snprintf(insert_many_sql, sizeof(insert_many_sql),
-			     "INSERT INTO events (ts, sandbox_id, step, tool, source, kind, pid, ppid, "
-			     "uid, comm, fields, id) VALUES ");
+	n = (size_t)snprintf(
+		insert_many_sql, sizeof(insert_many_sql),
+		"INSERT INTO events (ts, sandbox_id, step, tool, source, kind, pid, ppid, "
+		"uid, comm, fields, id) VALUES ");
 	for (int i = 0; i < STORE_INSERT_ROWS; i++)
 		n += (size_t)snprintf(insert_many_sql + n, sizeof(insert_many_sql) - n,
 				      "%s(?,?,?,?,?,?,?,?,?,?,?,?)", i ? "," : "");

@@ -61,7 +61,8 @@ enum store_trace_result {
 	STORE_TRACE_CONFLICT,  /* the call id is stored with another step number or tool */
 };
 
-/* Applies one trace phase to the steps table and, if new, appends ev. Returns a result or -errno. */
+/* Applies one trace phase to the steps table and, if new, appends ev. Returns a result or -errno.
+ */
 int store_trace_apply(struct store *s, const struct trace_record *rec, struct event *ev);
 
 struct store_sandbox {
@@ -161,14 +162,14 @@ int store_event_count(struct store *s, int64_t sandbox_id, int64_t *ret);
 
 /* One freeze, thaw, kill or quarantine (the actions table). */
 struct store_action {
-	int64_t ts;		/* ns since the epoch, when it was done */
+	int64_t ts; /* ns since the epoch, when it was done */
 	int64_t sandbox_id;
-	char kind[16];		/* freeze, thaw, kill, quarantine */
-	char requested_by[64];	/* a rule id, "cli", "http", "watchdog" */
-	int64_t detection_id;	/* 0: none */
-	int64_t incident_id;	/* 0: none */
-	int64_t latency_ns;	/* from the triggering event (or the request) to done; -1: unknown */
-	char result[64];	/* "ok", "unconfirmed", or what failed */
+	char kind[16];	       /* freeze, thaw, kill, quarantine */
+	char requested_by[64]; /* a rule id, "cli", "http", "watchdog" */
+	int64_t detection_id;  /* 0: none */
+	int64_t incident_id;   /* 0: none */
+	int64_t latency_ns;    /* from the triggering event (or the request) to done; -1: unknown */
+	char result[64];       /* "ok", "unconfirmed", or what failed */
 	char reason[256];
 };
 
@@ -180,12 +181,12 @@ struct store_detection {
 	int64_t id;
 	int64_t ts;
 	int64_t sandbox_id;
-	int64_t step;		/* EVENT_STEP_NONE: none */
+	int64_t step; /* EVENT_STEP_NONE: none */
 	char rule[48];
 	char severity[16];
 	char policy_hash[72];
-	int64_t incident_id;	/* 0: none */
-	char event_ids[200];	/* JSON array of the triggering events' ids */
+	int64_t incident_id; /* 0: none */
+	char event_ids[200]; /* JSON array of the triggering events' ids */
 	char reason[256];
 };
 
@@ -225,7 +226,7 @@ struct store_incident {
 	int64_t opened_ts, start_ts, end_ts; /* end_ts 0 while open */
 	char severity[16];
 	char state[16];
-	char summary[256];	/* the verdict that opened it */
+	char summary[256]; /* the verdict that opened it */
 	int64_t detections;
 };
 
@@ -244,7 +245,7 @@ struct store_retention {
 	int64_t max_age_ns; /* raw events older than this go; 0 = no age cap */
 	uint64_t max_bytes; /* then the oldest go until the live data fits; 0 = no size cap */
 	int64_t now_ns;
-	int64_t chunk;	    /* rows deleted per statement (bounds the time of each) */
+	int64_t chunk; /* rows deleted per statement (bounds the time of each) */
 };
 
 /*

@@ -28,12 +28,12 @@ struct writer {
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct op_vec queue;		  /* under lock */
-	struct completion_vec done;	  /* under lock */
-	int stopping;			  /* under lock */
-	size_t in_batch;		  /* under lock: taken by the thread, not yet completed */
-	struct writer_stats stats;	  /* under lock */
-	int64_t max_event_id;		  /* the store's largest event id when the writer took it */
+	struct op_vec queue;	    /* under lock */
+	struct completion_vec done; /* under lock */
+	int stopping;		    /* under lock */
+	size_t in_batch;	    /* under lock: taken by the thread, not yet completed */
+	struct writer_stats stats;  /* under lock */
+	int64_t max_event_id;	    /* the store's largest event id when the writer took it */
 };
 
 void writer_op_clear(struct writer_op *op)
@@ -201,8 +201,7 @@ static void fail_ops(const struct writer_op *ops, size_t n, int r, int *results,
 }
 
 /* Adds one batch of n ops, committed (r 0) or not, to the counters; under w->lock. */
-static void count_batch(struct writer *w, size_t n, int r, const struct batch_tally *t,
-			uint64_t t0)
+static void count_batch(struct writer *w, size_t n, int r, const struct batch_tally *t, uint64_t t0)
 {
 	w->in_batch -= n;
 	w->stats.ops += n - t->failed;
@@ -216,8 +215,7 @@ static void count_batch(struct writer *w, size_t n, int r, const struct batch_ta
 }
 
 /* Queues a completion for each op of ops[0..n) that asked for one, in order; under w->lock. */
-static void queue_completions(struct writer *w, struct writer_op *ops, size_t n,
-			      const int *results)
+static void queue_completions(struct writer *w, struct writer_op *ops, size_t n, const int *results)
 {
 	if (grow((void **)&w->done.v, &w->done.cap, w->done.n + n, sizeof(*w->done.v)) < 0)
 		abort();
@@ -417,7 +415,6 @@ int64_t writer_max_event_id(const struct writer *w)
 {
 	return w->max_event_id;
 }
-
 
 void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int64_t ts,
 		       int64_t step, const char *tool, enum event_source source, const char *kind)

@@ -25,7 +25,7 @@ enum writer_op_type {
 	WRITER_OP_ACTION,  /* insert action (owned) and append ev, its event */
 	WRITER_OP_VERDICT, /* insert detection (owned; and open or raise its incident), append ev */
 	WRITER_OP_INCIDENT_CLOSE, /* close incident_id at ev's time, append ev */
-	WRITER_OP_POLICY,  /* keep policy (owned): its text under its hash */
+	WRITER_OP_POLICY,	  /* keep policy (owned): its text under its hash */
 };
 
 /* A policy's text for the store (WRITER_OP_POLICY). */
@@ -57,20 +57,20 @@ struct writer_completion {
 };
 
 struct writer_stats {
-	uint64_t ops;		/* applied and committed */
-	uint64_t events;	/* events appended */
-	uint64_t batches;	/* transactions committed */
-	uint64_t failed_ops;	/* in a batch whose commit failed: not durable, completed with -EIO */
-	uint64_t lost_events;	/* events among failed_ops, lost at the store stage */
+	uint64_t ops;	      /* applied and committed */
+	uint64_t events;      /* events appended */
+	uint64_t batches;     /* transactions committed */
+	uint64_t failed_ops;  /* in a batch whose commit failed: not durable, completed with -EIO */
+	uint64_t lost_events; /* events among failed_ops, lost at the store stage */
 	uint64_t max_batch;
 	uint64_t retention_deleted;
-	uint64_t pending;	/* queued now */
-	uint64_t busy_ns;	/* time spent applying and committing batches */
+	uint64_t pending; /* queued now */
+	uint64_t busy_ns; /* time spent applying and committing batches */
 };
 
 struct writer_config {
-	unsigned batch_max;	   /* ops per transaction */
-	uint64_t queue_max;	   /* writer_full() beyond this */
+	unsigned batch_max;		  /* ops per transaction */
+	uint64_t queue_max;		  /* writer_full() beyond this */
 	struct store_retention retention; /* now_ns is filled in at each run */
 	uint64_t retention_interval_ns;	  /* 0: no retention */
 };

@@ -121,8 +121,9 @@ int main(int argc, char **argv)
 	long long t0, t1;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: getppid_loop getppid|openclose|connect N | forkexec N PROG | "
-				"tarcx DIR NFILES | cmd PROG [ARGS...]\n");
+		fprintf(stderr,
+			"usage: getppid_loop getppid|openclose|connect N | forkexec N PROG | "
+			"tarcx DIR NFILES | cmd PROG [ARGS...]\n");
 		return 1;
 	}
 	if (strcmp(argv[1], "getppid") == 0) {
@@ -145,7 +146,8 @@ int main(int argc, char **argv)
 		}
 		t1 = now_ns();
 	} else if (strcmp(argv[1], "connect") == 0) {
-		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9),
+		struct sockaddr_in to = { .sin_family = AF_INET,
+					  .sin_port = htons(9),
 					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 		long n = parse_n(argv[2]);
 		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

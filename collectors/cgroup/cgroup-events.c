@@ -42,8 +42,8 @@ static const struct counter_def counters[] = {
 	  COUNTER_AT(struct cgroup_collector, rounds_skipped) },
 };
 
-static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
-				   struct sink *w, int64_t now_ns);
+static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, struct sink *w,
+				   int64_t now_ns);
 
 /* Samples are dropped, not queued up, while the store cannot keep up (counted). */
 static void on_tick(struct loop *l, uint64_t n, void *data)
@@ -85,7 +85,8 @@ int cgroup_collector_new(const struct collector_env *env, struct cgroup_collecto
  * The sandbox's init, whose root shows its /workspace: from the enforcer's state, once, and only
  * while that pid is still in the sandbox's cgroup (a pid reused by another process is not it).
  */
-static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s, const struct store_sandbox *sb)
+static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s,
+			  const struct store_sandbox *sb)
 {
 	char path[PATH_MAX], rel[sizeof(sb->cgroup)];
 
@@ -122,8 +123,9 @@ static void add_workspace(struct cgroup_collector *c, struct sample *s,
 		return;
 	json_object_set_new(f, "workspace_size",
 			    json_integer((json_int_t)((uint64_t)v.f_blocks * v.f_frsize)));
-	json_object_set_new(f, "workspace_used",
-			    json_integer((json_int_t)((uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize)));
+	json_object_set_new(
+		f, "workspace_used",
+		json_integer((json_int_t)((uint64_t)(v.f_blocks - v.f_bfree) * v.f_frsize)));
 }
 
 void cgroup_collector_free(struct cgroup_collector *c)
@@ -234,15 +236,15 @@ static int sample_step(const char *name, void *data)
 	if (*end || step < 0)
 		return 0;
 	snprintf(rel, sizeof(rel), "%s/%s", x->sb->cgroup, name);
-	r = sample_one(x->c, x->w, x->sb, rel, step,
-		       registry_step_tool(x->reg, x->sb->name, step), x->now);
+	r = sample_one(x->c, x->w, x->sb, rel, step, registry_step_tool(x->reg, x->sb->name, step),
+		       x->now);
 	if (r > 0)
 		x->queued++;
 	return 0;
 }
 
-static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg,
-				   struct sink *w, int64_t now_ns)
+static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, struct sink *w,
+				   int64_t now_ns)
 {
 	struct store_sandbox *sb;
 	size_t pos = 0;

@@ -47,18 +47,23 @@ struct nflog_events {
 	uint64_t events;	 /* net.denied events stored */
 	uint64_t unattributed;	 /* packets with no sandbox's prefix */
 	uint64_t unparsed;
-	uint64_t lost;		 /* packets of aggregates the store refused */
+	uint64_t lost;				    /* packets of aggregates the store refused */
 	uint64_t kernel_drops, kernel_drops_closed; /* all, and those of readers closed since */
 };
 
 static const char *proto_name(uint8_t p)
 {
 	switch (p) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	default: return NULL;
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	default:
+		return NULL;
 	}
 }
 
@@ -76,10 +81,10 @@ static void store_agg(struct nflog_events *s, const struct nflog_agg *a)
 	}
 	inet_ntop(a->family, a->src, src, sizeof(src));
 	inet_ntop(a->family, a->dst, dst, sizeof(dst));
-	writer_event_init(&op, sb, a->first, EVENT_STEP_NONE, NULL, EVENT_SOURCE_NFLOG, "net.denied");
-	f = json_pack("{s:I, s:s, s:s, s:o, s:I, s:I, s:I}", "packets", (json_int_t)a->count,
-		      "src", src, "dst", dst,
-		      "proto", proto ? json_string(proto) : json_integer(a->proto),
+	writer_event_init(&op, sb, a->first, EVENT_STEP_NONE, NULL, EVENT_SOURCE_NFLOG,
+			  "net.denied");
+	f = json_pack("{s:I, s:s, s:s, s:o, s:I, s:I, s:I}", "packets", (json_int_t)a->count, "src",
+		      src, "dst", dst, "proto", proto ? json_string(proto) : json_integer(a->proto),
 		      "port", (json_int_t)a->dport, "first_ts", (json_int_t)a->first, "last_ts",
 		      (json_int_t)a->last);
 	if (sink_submit_event(s->env.sink, &op, f) == 0) {
@@ -93,7 +98,7 @@ static void store_agg(struct nflog_events *s, const struct nflog_agg *a)
 /* Stores the aggregates older than the window (all of them if all is set). */
 static void flush(struct nflog_events *s, int all)
 {
-	
+
 	uint64_t now = time_mono_ns();
 	size_t kept = 0;
 
@@ -159,7 +164,6 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 
 static void close_reader(struct nflog_events *s)
 {
-	
 
 	if (!s->reader)
 		return;
@@ -208,8 +212,7 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 	on_ready(l, -1, 0, s);
 	flush(s, 0);
 	nflog_events_follow(s);
-	s->kernel_drops = s->kernel_drops_closed +
-				(s->reader ? nflog_kernel_drops(s->reader) : 0);
+	s->kernel_drops = s->kernel_drops_closed + (s->reader ? nflog_kernel_drops(s->reader) : 0);
 }
 
 /* Packets read and counted in aggregates not stored yet. */
@@ -224,11 +227,13 @@ static uint64_t pending(const void *state)
 }
 
 static const struct counter_def counters[] = {
-	{ "packets", COUNTER_TOTAL, "denied packets read", COUNTER_AT(struct nflog_events, packets) },
+	{ "packets", COUNTER_TOTAL, "denied packets read",
+	  COUNTER_AT(struct nflog_events, packets) },
 	{ "packets_stored", COUNTER_TOTAL, "packets counted in stored net.denied events",
 	  COUNTER_AT(struct nflog_events, packets_stored) },
 	{ "pending", COUNTER_GAUGE, "packets in aggregates not stored yet", .read = pending },
-	{ "events", COUNTER_TOTAL, "net.denied events stored", COUNTER_AT(struct nflog_events, events) },
+	{ "events", COUNTER_TOTAL, "net.denied events stored",
+	  COUNTER_AT(struct nflog_events, events) },
 	{ "unattributed", COUNTER_TOTAL, "packets with no sandbox's prefix", COUNTER_FAMILY_LOST,
 	  "unattributed", COUNTER_AT(struct nflog_events, unattributed) },
 	{ "unparsed", COUNTER_TOTAL, "packets that did not parse", COUNTER_FAMILY_LOST, "unparsed",

@@ -127,7 +127,8 @@ static int set_flush_timeout(int fd, unsigned group, uint32_t centiseconds)
 		.nlh = { .nlmsg_len = sizeof(req),
 			 .nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG,
 			 .nlmsg_flags = NLM_F_REQUEST },
-		.nfg = { .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0,
+		.nfg = { .nfgen_family = AF_UNSPEC,
+			 .version = NFNETLINK_V0,
 			 .res_id = htons((uint16_t)group) },
 		.nla = { .nla_len = sizeof(struct nlattr) + sizeof(uint32_t),
 			 .nla_type = NFULA_CFG_TIMEOUT },
@@ -154,8 +155,9 @@ int nflog_open(const char *netns_path, unsigned group, struct nflog_reader **ret
 		return home;
 	}
 	if (!(r->pcap = pcap_create(dev, err)) || pcap_set_snaplen(r->pcap, NFLOG_SNAPLEN) != 0 ||
-	    pcap_set_buffer_size(r->pcap, NFLOG_RCVBUF) != 0 || pcap_set_immediate_mode(r->pcap, 1) != 0 ||
-	    pcap_activate(r->pcap) < 0 || pcap_setnonblock(r->pcap, 1, err) < 0) {
+	    pcap_set_buffer_size(r->pcap, NFLOG_RCVBUF) != 0 ||
+	    pcap_set_immediate_mode(r->pcap, 1) != 0 || pcap_activate(r->pcap) < 0 ||
+	    pcap_setnonblock(r->pcap, 1, err) < 0) {
 		log_error("libpcap %s: %s", dev, r->pcap ? pcap_geterr(r->pcap) : err);
 		rc = -EIO;
 	} else {

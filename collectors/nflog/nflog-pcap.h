@@ -10,10 +10,10 @@
 #include <sys/types.h>
 
 struct nflog_packet {
-	int64_t ts;	     /* ns since the epoch */
-	char prefix[64];     /* the rule's log prefix, "firebreak:NAME " */
-	uint8_t family;	     /* AF_INET or AF_INET6 */
-	uint8_t proto;	     /* IPPROTO_* */
+	int64_t ts;	 /* ns since the epoch */
+	char prefix[64]; /* the rule's log prefix, "firebreak:NAME " */
+	uint8_t family;	 /* AF_INET or AF_INET6 */
+	uint8_t proto;	 /* IPPROTO_* */
 	uint8_t src[16], dst[16];
 	uint16_t sport, dport; /* TCP/UDP ports; ICMP: type in dport */
 };

@@ -52,9 +52,9 @@ struct proc_events {
 	uint64_t stored;       /* process records stored */
 	uint64_t unattributed; /* records of a cgroup no sandbox owns (dropped, counted) */
 	uint64_t lost[PROC_TRACE_KINDS]; /* the kernel's reservation failures, as last seen */
-	int64_t lost_since;	      /* when the tracer started */
-	struct hashmap *loss_seen;    /* sandbox -> its loss as last reported */
-	struct proc_pending *pending; /* records whose step was not reported yet */
+	int64_t lost_since;		 /* when the tracer started */
+	struct hashmap *loss_seen;	 /* sandbox -> its loss as last reported */
+	struct proc_pending *pending;	 /* records whose step was not reported yet */
 	size_t n_pending;
 	int paused; /* the ring is not polled: the writer's queue is full */
 	/* Its counters: the fixed ones, then one loss counter per record kind. */
@@ -78,8 +78,11 @@ static json_t *argv_json(const struct proc_trace_event *e)
 
 static const char *family_name(unsigned f)
 {
-	return f == AF_INET ? "inet" : f == AF_INET6 ? "inet6" : f == AF_UNIX ? "unix" :
-	       f == AF_NETLINK ? "netlink" : NULL;
+	return f == AF_INET	 ? "inet"
+	       : f == AF_INET6	 ? "inet6"
+	       : f == AF_UNIX	 ? "unix"
+	       : f == AF_NETLINK ? "netlink"
+				 : NULL;
 }
 
 /*
@@ -96,10 +99,12 @@ static int small_fields(const struct proc_trace_event *e, char *buf, size_t size
 
 	switch (e->kind) {
 	case PROC_TRACE_FORK:
-		return snprintf(buf, size, "{\"cgroup_id\":%llu}", (unsigned long long)e->cgroup_id);
+		return snprintf(buf, size, "{\"cgroup_id\":%llu}",
+				(unsigned long long)e->cgroup_id);
 	case PROC_TRACE_EXIT:
 		if (e->exit_code & 0x7f)
-			return snprintf(buf, size, "{\"exit_code\":%d,\"signal\":%d,\"cgroup_id\":%llu}",
+			return snprintf(buf, size,
+					"{\"exit_code\":%d,\"signal\":%d,\"cgroup_id\":%llu}",
 					(e->exit_code >> 8) & 0xff, e->exit_code & 0x7f,
 					(unsigned long long)e->cgroup_id);
 		return snprintf(buf, size, "{\"exit_code\":%d,\"signal\":null,\"cgroup_id\":%llu}",
@@ -195,7 +200,8 @@ static json_t *escape_fields(const struct proc_events *pe, const struct proc_tra
 			path[len] = '\0';
 		} else {
 			memcpy(path, e->path, sizeof(e->path));
-			path[strnlen(e->path, len < sizeof(e->path) ? len : sizeof(e->path))] = '\0';
+			path[strnlen(e->path, len < sizeof(e->path) ? len : sizeof(e->path))] =
+				'\0';
 		}
 		f = json_pack("{s:s, s:s%, s:b, s:b, s:I}", "op",
 			      e->flags & PROC_TRACE_F_SENDMSG ? "sendmsg" : "connect", "path", path,
@@ -210,9 +216,10 @@ static json_t *escape_fields(const struct proc_events *pe, const struct proc_tra
 				 (json_int_t)e->cgroup_id);
 	default:
 		f = json_pack("{s:s, s:s%, s:I}", "op",
-			      e->flags & PROC_TRACE_F_CG_MKDIR	 ? "mkdir" :
-			      e->flags & PROC_TRACE_F_CG_RMDIR ? "rmdir" :
-			      e->flags & PROC_TRACE_F_CG_LEFT ? "leave" : "attach",
+			      e->flags & PROC_TRACE_F_CG_MKDIR	 ? "mkdir"
+			      : e->flags & PROC_TRACE_F_CG_RMDIR ? "rmdir"
+			      : e->flags & PROC_TRACE_F_CG_LEFT	 ? "leave"
+								 : "attach",
 			      "path", e->path, strnlen(e->path, sizeof(e->path)), "cgroup_id",
 			      (json_int_t)e->cgroup_id);
 		if (f && (e->flags & PROC_TRACE_F_CG_ATTACH))
@@ -272,12 +279,14 @@ static void retry_pending(struct proc_events *pe)
  * steps there) or once its step's report is overdue (late), the watched cgroup's it came through.
  */
 static int attribute(struct proc_events *pe, const struct proc_trace_event *e, int late,
-		     const char **sandbox, int64_t *step, const char **tool, struct store_sandbox **sb)
+		     const char **sandbox, int64_t *step, const char **tool,
+		     struct store_sandbox **sb)
 {
 	struct proc_attr_cache *c = &pe->cache;
 	uint64_t gen = registry_generation(pe->env.registry);
 
-	/* Records come in runs from one cgroup: the last answer holds until the registry changes. */
+	/* Records come in runs from one cgroup: the last answer holds until the registry changes.
+	 */
 	if (c->sb && c->cgid == e->cgroup_id && c->gen == gen) {
 		*sandbox = c->sb->name;
 		*step = c->step;
@@ -310,7 +319,7 @@ found:
 static int emit(struct proc_events *pe, const struct proc_trace_event *e, int late)
 {
 	static const char *const kinds[PROC_TRACE_KINDS] = {
-		"proc.exec",   "proc.fork", "proc.exit",   "net.socket",   "net.connect",
+		"proc.exec",   "proc.fork", "proc.exit",   "net.socket",  "net.connect",
 		"net.sendmsg", "net.unix",  "host.sysctl", "host.cgroup",
 	};
 	struct writer_op op;
@@ -376,8 +385,7 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 
 	for (int k = 0; k < PROC_TRACE_KINDS; k++)
 		any |= lost[k];
-	if (!any || !registry_cgroup_get(pe->env.registry, cgid, &sandbox,
-								      &step, &tool) ||
+	if (!any || !registry_cgroup_get(pe->env.registry, cgid, &sandbox, &step, &tool) ||
 	    !(sb = registry_find(pe->env.registry, sandbox)))
 		return;
 	if (!(seen = hashmap_get(pe->loss_seen, sandbox))) {
@@ -392,7 +400,8 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	}
 	if (!memcmp(seen->lost, lost, sizeof(seen->lost)))
 		return;
-	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, "monitor.loss");
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+			  "monitor.loss");
 	f = json_pack("{s:s, s:I, s:I}", "stage", "kernel ring buffer", "since",
 		      (json_int_t)seen->since, "until", (json_int_t)now);
 	for (unsigned k = 0; f && k < PROC_TRACE_KINDS; k++)
@@ -499,7 +508,8 @@ static int add_counters(struct proc_events *pe)
 		{ "pending", COUNTER_GAUGE, "records waiting for their step's report",
 		  .read = pending_now },
 		{ "unattributed", COUNTER_TOTAL, "records of a cgroup no sandbox owns (dropped)",
-		  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct proc_events, unattributed) },
+		  COUNTER_FAMILY_LOST, "unattributed",
+		  COUNTER_AT(struct proc_events, unattributed) },
 	};
 
 	memcpy(pe->counters, fixed, sizeof(fixed));
@@ -508,9 +518,11 @@ static int add_counters(struct proc_events *pe)
 
 		snprintf(pe->lost_names[k], sizeof(pe->lost_names[k]), "lost_%s",
 			 proc_tracer_kind_name(k));
-		*c = (struct counter_def){ pe->lost_names[k], COUNTER_TOTAL,
+		*c = (struct counter_def){ pe->lost_names[k],
+					   COUNTER_TOTAL,
 					   "records the kernel had no ring room for",
-					   COUNTER_FAMILY_LOST, "kernel_ring_buffer",
+					   COUNTER_FAMILY_LOST,
+					   "kernel_ring_buffer",
 					   .offset = offsetof(struct proc_events, lost[k]) };
 	}
 	return counters_add(pe->env.counters, "proc_trace", pe->counters, ARRAY_SIZE(pe->counters),
@@ -537,7 +549,8 @@ int proc_events_new(const struct collector_env *env, struct proc_events **ret)
 		return r;
 	}
 	pe->lost_since = time_now_ns();
-	/* A restarted monitor re-adopts every sandbox still running, or frozen (it may be thawed). */
+	/* A restarted monitor re-adopts every sandbox still running, or frozen (it may be thawed).
+	 */
 	while ((sb = registry_next(env->registry, &pos)))
 		if (registry_live(sb))
 			proc_events_watch(pe, sb);

@@ -50,8 +50,8 @@ struct proc_scope;
  * many files), or -errno (nothing left in the kernel).
  */
 int proc_scope_confine(struct proc_events *pe, uint64_t cgid, const char *program,
-		       char *const *programs, size_t n_programs, char *const *globs,
-		       size_t n_globs, struct proc_scope **ret, size_t *ret_files);
+		       char *const *programs, size_t n_programs, char *const *globs, size_t n_globs,
+		       struct proc_scope **ret, size_t *ret_files);
 
 /* Lifts the confinement and frees it; accepts NULL. */
 void proc_scope_lift(struct proc_events *pe, struct proc_scope *s);

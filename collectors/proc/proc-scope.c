@@ -69,8 +69,8 @@ void proc_scope_lift(struct proc_events *pe, struct proc_scope *s)
 }
 
 int proc_scope_confine(struct proc_events *pe, uint64_t cgid, const char *program,
-		       char *const *programs, size_t n_programs, char *const *globs,
-		       size_t n_globs, struct proc_scope **ret, size_t *ret_files)
+		       char *const *programs, size_t n_programs, char *const *globs, size_t n_globs,
+		       struct proc_scope **ret, size_t *ret_files)
 {
 	struct proc_tracer *t = proc_events_tracer(pe);
 	struct proc_scope *c = calloc(1, sizeof(*c));

@@ -99,7 +99,8 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	/* The size must be a constant for the verifier: one per kind, inlined at each call. */
 	struct proc_trace_event *e = bpf_ringbuf_reserve(
 		&events,
-		kind == PROC_TRACE_EXEC || kind >= PROC_TRACE_UNIX ? sizeof(*e) : PROC_TRACE_HEAD_SIZE,
+		kind == PROC_TRACE_EXEC || kind >= PROC_TRACE_UNIX ? sizeof(*e)
+								   : PROC_TRACE_HEAD_SIZE,
 		0);
 
 	if (!e) {
@@ -198,8 +199,9 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	len = end > start ? end - start : 0;
 	if (len > PROC_TRACE_ARGV_MAX)
 		len = PROC_TRACE_ARGV_MAX;
-	if (len > 0 && bpf_probe_read_user(e->argv, len & (PROC_TRACE_ARGV_MAX - 1) ?: PROC_TRACE_ARGV_MAX,
-					    (void *)start) == 0)
+	if (len > 0 &&
+	    bpf_probe_read_user(e->argv, len & (PROC_TRACE_ARGV_MAX - 1) ?: PROC_TRACE_ARGV_MAX,
+				(void *)start) == 0)
 		e->argv_len = (__u32)len;
 	submit(e);
 	return 0;

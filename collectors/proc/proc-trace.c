@@ -26,7 +26,7 @@ struct proc_tracer {
 	size_t n_links, cap_links;
 	struct ring_buffer *rb;
 	unsigned at_level[PROC_TRACE_LEVEL_MAX + 1]; /* watched cgroups per level */
-	struct proc_trace_event whole; /* a head-only record, completed */
+	struct proc_trace_event whole;		     /* a head-only record, completed */
 	int (*fn)(const struct proc_trace_event *e, void *data);
 	void *data;
 };
@@ -68,9 +68,9 @@ static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_uni
 	/* The unix hooks' sections name inet ones (this libbpf knows no others): set their own. */
 	if (with_unix &&
 	    ((r = bpf_program__set_expected_attach_type(t->skel->progs.connect_unix,
-							 PROC_TRACE_ATTACH_UNIX_CONNECT)) < 0 ||
+							PROC_TRACE_ATTACH_UNIX_CONNECT)) < 0 ||
 	     (r = bpf_program__set_expected_attach_type(t->skel->progs.sendmsg_unix,
-							 PROC_TRACE_ATTACH_UNIX_SENDMSG)) < 0))
+							PROC_TRACE_ATTACH_UNIX_SENDMSG)) < 0))
 		return log_errno(r, "process tracer: unix socket hooks");
 	if (!with_unix) {
 		bpf_program__set_autoload(t->skel->progs.connect_unix, false);
@@ -86,12 +86,14 @@ int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 
 	if (!t)
 		return -ENOMEM;
-	/* A kernel before 6.7 has no unix socket hooks: everything else still loads without them. */
+	/* A kernel before 6.7 has no unix socket hooks: everything else still loads without them.
+	 */
 	if ((r = open_and_load(t, ring_size, 1)) < 0) {
 		proc_trace__destroy(t->skel);
 		t->skel = NULL;
 		if ((r = open_and_load(t, ring_size, 0)) == 0)
-			log_warn("process tracer: no unix socket hooks on this kernel (Linux 6.7 has "
+			log_warn("process tracer: no unix socket hooks on this kernel (Linux 6.7 "
+				 "has "
 				 "them): the monitor's sockets asked for are not seen");
 	}
 	if (r < 0) {
@@ -144,8 +146,9 @@ static void detach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid)
 static int attach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid, const char *cgroup_dir)
 {
 	struct bpf_program *progs[CGROUP_HOOKS] = {
-		t->skel->progs.sock_create,  t->skel->progs.connect4,	  t->skel->progs.connect6,
-		t->skel->progs.sendmsg4,     t->skel->progs.sendmsg6,	  t->skel->progs.connect_unix,
+		t->skel->progs.sock_create,  t->skel->progs.connect4,
+		t->skel->progs.connect6,     t->skel->progs.sendmsg4,
+		t->skel->progs.sendmsg6,     t->skel->progs.connect_unix,
 		t->skel->progs.sendmsg_unix, t->skel->progs.sysctl_write,
 	};
 	struct sandbox_links sl = { .cgid = cgid };
@@ -256,7 +259,8 @@ void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])
 }
 
 void proc_tracer_lost_each(struct proc_tracer *t,
-			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data),
+			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS],
+				      void *data),
 			   void *data)
 {
 	int fd = bpf_map__fd(t->skel->maps.watched);

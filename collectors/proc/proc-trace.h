@@ -7,18 +7,18 @@
 #endif
 
 #define PROC_TRACE_PATH_MAX 256
-#define PROC_TRACE_ARGV_MAX 512	  /* bytes of argv (NUL-separated) an exec event carries */
-#define PROC_TRACE_WATCH_MAX 4096 /* sandboxes watched at once */
-#define PROC_TRACE_SCOPES_MAX 4096 /* steps whose execs are confined at once */
+#define PROC_TRACE_ARGV_MAX 512		/* bytes of argv (NUL-separated) an exec event carries */
+#define PROC_TRACE_WATCH_MAX 4096	/* sandboxes watched at once */
+#define PROC_TRACE_SCOPES_MAX 4096	/* steps whose execs are confined at once */
 #define PROC_TRACE_SCOPE_KEYS_MAX 65536 /* their allowed files, all steps together */
 
 /* A record's flags. */
-#define PROC_TRACE_F_KILLED 1	   /* exec: outside its step's exec scope, SIGKILL before it ran */
-#define PROC_TRACE_F_SENDMSG 2	   /* unix: a datagram sent, not a connect */
-#define PROC_TRACE_F_CG_MKDIR 4	   /* cgroup: a cgroup made */
-#define PROC_TRACE_F_CG_RMDIR 8	   /* cgroup: a cgroup removed */
-#define PROC_TRACE_F_CG_ATTACH 16  /* cgroup: a task moved into a cgroup (ppid: that task) */
-#define PROC_TRACE_F_CG_LEFT 32	   /* cgroup: ... out of its sandbox (the record is the sandbox's) */
+#define PROC_TRACE_F_KILLED 1	  /* exec: outside its step's exec scope, SIGKILL before it ran */
+#define PROC_TRACE_F_SENDMSG 2	  /* unix: a datagram sent, not a connect */
+#define PROC_TRACE_F_CG_MKDIR 4	  /* cgroup: a cgroup made */
+#define PROC_TRACE_F_CG_RMDIR 8	  /* cgroup: a cgroup removed */
+#define PROC_TRACE_F_CG_ATTACH 16 /* cgroup: a task moved into a cgroup (ppid: that task) */
+#define PROC_TRACE_F_CG_LEFT 32	  /* cgroup: ... out of its sandbox (the record is the sandbox's) */
 #define PROC_TRACE_TASKS_MAX 65536 /* the sandboxes' processes, as far as the tracer knows */
 
 /* The attach types of the unix socket hooks (Linux 6.7), which this libbpf does not name. */
@@ -63,14 +63,14 @@ struct proc_trace_watch {
 };
 
 struct proc_trace_event {
-	__u64 ts;		/* ns, CLOCK_BOOTTIME (bpf_ktime_get_boot_ns) */
-	__u64 cgroup_id;	/* the task's own cgroup (its step) */
-	__u64 sandbox_cgid;	/* the watched cgroup it is in (the sandbox's, or an adopted one) */
+	__u64 ts;	    /* ns, CLOCK_BOOTTIME (bpf_ktime_get_boot_ns) */
+	__u64 cgroup_id;    /* the task's own cgroup (its step) */
+	__u64 sandbox_cgid; /* the watched cgroup it is in (the sandbox's, or an adopted one) */
 	__u32 kind;
-	__u32 pid;		/* host tgid */
+	__u32 pid; /* host tgid */
 	__u32 ppid;
 	__u32 uid;
-	__s32 exit_code;	/* exit: the wait status */
+	__s32 exit_code; /* exit: the wait status */
 	__u32 argv_len;
 	/* socket: family, type, protocol; connect and sendmsg: family, type, protocol of the
 	 * socket, the destination, and whether the sandbox's egress hook refused it (retval). */
@@ -80,7 +80,7 @@ struct proc_trace_event {
 	__u16 port;
 	__u8 addr[16];
 	__s32 hook_retval;
-	__u32 flags;		/* PROC_TRACE_F_* */
+	__u32 flags; /* PROC_TRACE_F_* */
 	char comm[16];
 	/* Exec and escape-indicator records only: the rest reserve the head alone (an eighth of
 	 * the ring's room). */

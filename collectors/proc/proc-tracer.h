@@ -46,7 +46,8 @@ void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);
 
 /* Calls fn with each watched sandbox's cgroup id and its lost records per kind, so far. */
 void proc_tracer_lost_each(struct proc_tracer *t,
-			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data),
+			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS],
+				      void *data),
 			   void *data);
 
 /* Allows (on) or forbids again the file of key k to its step; 0 or -errno. */

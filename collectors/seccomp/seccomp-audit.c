@@ -19,7 +19,8 @@
 
 int seccomp_audit_open(void)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1U << (AUDIT_NLGRP_READLOG - 1) };
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+				  .nl_groups = 1U << (AUDIT_NLGRP_READLOG - 1) };
 	int rcvbuf = 4 << 20, fd = audit_open();
 
 	if (fd < 0)
@@ -117,7 +118,8 @@ int seccomp_audit_parse(const char *text, size_t len, struct seccomp_denial *ret
 	if (!p)
 		return -EINVAL;
 	p += 6;
-	n = (size_t)(text + len - p) < sizeof(stamp) - 1 ? (size_t)(text + len - p) : sizeof(stamp) - 1;
+	n = (size_t)(text + len - p) < sizeof(stamp) - 1 ? (size_t)(text + len - p)
+							 : sizeof(stamp) - 1;
 	memcpy(stamp, p, n);
 	stamp[n] = '\0';
 	if (sscanf(stamp, "%llu.%llu:%llu)", &sec, &ms, &serial) != 3)
@@ -142,15 +144,24 @@ int seccomp_audit_parse(const char *text, size_t len, struct seccomp_denial *ret
 const char *seccomp_action_name(uint32_t code)
 {
 	switch (code & SECCOMP_RET_ACTION_FULL) {
-	case SECCOMP_RET_KILL_PROCESS: return "kill_process";
-	case SECCOMP_RET_KILL_THREAD: return "kill_thread";
-	case SECCOMP_RET_TRAP: return "trap";
-	case SECCOMP_RET_ERRNO: return "errno";
-	case SECCOMP_RET_USER_NOTIF: return "user_notif";
-	case SECCOMP_RET_TRACE: return "trace";
-	case SECCOMP_RET_LOG: return "log";
-	case SECCOMP_RET_ALLOW: return "allow";
-	default: return "unknown";
+	case SECCOMP_RET_KILL_PROCESS:
+		return "kill_process";
+	case SECCOMP_RET_KILL_THREAD:
+		return "kill_thread";
+	case SECCOMP_RET_TRAP:
+		return "trap";
+	case SECCOMP_RET_ERRNO:
+		return "errno";
+	case SECCOMP_RET_USER_NOTIF:
+		return "user_notif";
+	case SECCOMP_RET_TRACE:
+		return "trace";
+	case SECCOMP_RET_LOG:
+		return "log";
+	case SECCOMP_RET_ALLOW:
+		return "allow";
+	default:
+		return "unknown";
 	}
 }
 
@@ -184,13 +195,14 @@ int seccomp_audit_read(int fd, void (*cb)(const struct seccomp_denial *d, void *
 		if (rep.type != AUDIT_SECCOMP)
 			continue;
 		/*
-		 * libaudit's rep.len is the whole netlink message, header included; the text is what
-		 * follows the header, not NUL-terminated, and the buffer beyond it holds stale bytes of
-		 * earlier messages (which made records fail to parse, or worse).
+		 * libaudit's rep.len is the whole netlink message, header included; the text is
+		 * what follows the header, not NUL-terminated, and the buffer beyond it holds stale
+		 * bytes of earlier messages (which made records fail to parse, or worse).
 		 */
 		len = rep.len >= NLMSG_HDRLEN ? (size_t)rep.len - NLMSG_HDRLEN : 0;
 		if (seccomp_audit_parse(rep.message, len, &d) < 0) {
-			/* Shown (the first few), so that a format change is noticed, not just counted. */
+			/* Shown (the first few), so that a format change is noticed, not just
+			 * counted. */
 			static unsigned shown;
 
 			if (shown++ < 5)

@@ -12,15 +12,15 @@
 #include <stdint.h>
 
 struct seccomp_denial {
-	int64_t ts;	  /* ns since the epoch (the record's own time, ms resolution) */
-	uint64_t serial;  /* the audit record's serial */
-	int32_t pid;	  /* in the initial pid namespace */
+	int64_t ts;	 /* ns since the epoch (the record's own time, ms resolution) */
+	uint64_t serial; /* the audit record's serial */
+	int32_t pid;	 /* in the initial pid namespace */
 	uint32_t uid;
 	char comm[16];
 	char exe[256];
-	uint32_t arch;	  /* AUDIT_ARCH_* */
+	uint32_t arch; /* AUDIT_ARCH_* */
 	int64_t syscall;
-	uint32_t code;	  /* the filter's action (the kernel logs no errno data) */
+	uint32_t code; /* the filter's action (the kernel logs no errno data) */
 	int32_t sig;
 };
 

@@ -28,8 +28,9 @@ struct seccomp_events {
 
 /*
  * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N",
- * or an adopted cgroup or one below it, in /proc/PID/cgroup; audit's pid is the host's). The process is still there when its record
- * arrives unless the action killed it; then it cannot be attributed, and is counted.
+ * or an adopted cgroup or one below it, in /proc/PID/cgroup; audit's pid is the host's). The
+ * process is still there when its record arrives unless the action killed it; then it cannot be
+ * attributed, and is counted.
  */
 static int attribute(struct seccomp_events *se, int32_t pid, const char **sandbox, int64_t *step)
 {
@@ -70,7 +71,8 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 	int64_t step;
 	json_t *f;
 
-	if (!attribute(se, s->pid, &sandbox, &step) || !(sb = registry_find(se->env.registry, sandbox))) {
+	if (!attribute(se, s->pid, &sandbox, &step) ||
+	    !(sb = registry_find(se->env.registry, sandbox))) {
 		/* A host process's own filter, or a sandbox process already gone. */
 		se->unattributed++;
 		return;
@@ -83,11 +85,11 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 	/* The arch tokens of libseccomp are the audit ones. */
 	name = seccomp_syscall_resolve_num_arch(s->arch, (int)s->syscall);
 	/* The record carries the action only, not the errno the filter returned with it. */
-	f = json_pack("{s:I, s:s?, s:s, s:s, s:s, s:I}", "syscall", (json_int_t)s->syscall,
-		      "name", name, "arch",
-		      s->arch == SCMP_ARCH_X86_64 ? "x86_64" :
-		      s->arch == SCMP_ARCH_X86	  ? "i386" :
-						    "other",
+	f = json_pack("{s:I, s:s?, s:s, s:s, s:s, s:I}", "syscall", (json_int_t)s->syscall, "name",
+		      name, "arch",
+		      s->arch == SCMP_ARCH_X86_64 ? "x86_64"
+		      : s->arch == SCMP_ARCH_X86  ? "i386"
+						  : "other",
 		      "action", seccomp_action_name(s->code), "exe", s->exe, "serial",
 		      (json_int_t)s->serial);
 	free(name);
@@ -110,8 +112,8 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 static const struct counter_def counters[] = {
 	{ "stored", COUNTER_TOTAL, "seccomp refusals queued for the store",
 	  COUNTER_AT(struct seccomp_events, stored) },
-	{ "unattributed", COUNTER_TOTAL, "refusals of no sandbox's process",
-	  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct seccomp_events, unattributed) },
+	{ "unattributed", COUNTER_TOTAL, "refusals of no sandbox's process", COUNTER_FAMILY_LOST,
+	  "unattributed", COUNTER_AT(struct seccomp_events, unattributed) },
 	{ "unparsed", COUNTER_TOTAL, "audit messages that did not parse", COUNTER_FAMILY_LOST,
 	  "unparsed", COUNTER_AT(struct seccomp_events, unparsed) },
 	{ "overruns", COUNTER_TOTAL, "records the kernel dropped: the audit socket overflowed",

@@ -1,4 +1,5 @@
-/* The seccomp collector: refusals, from the audit stream, as events of their sandbox, step and tool. */
+/* The seccomp collector: refusals, from the audit stream, as events of their sandbox, step and
+ * tool. */
 #ifndef FB_SECCOMP_EVENTS_H
 #define FB_SECCOMP_EVENTS_H
 

@@ -57,7 +57,8 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 
 	/* The step, where the registry knows it (a record can beat its step's report); an
 	 * adopted cgroup has no steps. */
-	if (c->adopted || !collector_resolve(d->env.registry, e->cgroup_id, &sandbox, &step, &tool) ||
+	if (c->adopted ||
+	    !collector_resolve(d->env.registry, e->cgroup_id, &sandbox, &step, &tool) ||
 	    strcmp(sandbox, c->sandbox) != 0) {
 		sandbox = c->sandbox;
 		step = EVENT_STEP_NONE;
@@ -94,7 +95,8 @@ static void report_loss(struct syscall_events *d, struct syscall_recorder *r)
 
 	if (lost == r->lost_seen || !sb)
 		return;
-	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, "monitor.loss");
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+			  "monitor.loss");
 	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "syscall recorder ring buffer", "syscalls",
 		      (json_int_t)(lost - r->lost_seen), "since", (json_int_t)r->since, "until",
 		      (json_int_t)now);
@@ -180,8 +182,8 @@ static const struct counter_def counters[] = {
 	  .read = recorders_on },
 	{ "stored", COUNTER_TOTAL, "syscall records queued for the store",
 	  COUNTER_AT(struct syscall_events, stored) },
-	{ "unattributed", COUNTER_TOTAL, "records of a sandbox forgotten since", COUNTER_FAMILY_LOST,
-	  "unattributed", COUNTER_AT(struct syscall_events, unattributed) },
+	{ "unattributed", COUNTER_TOTAL, "records of a sandbox forgotten since",
+	  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct syscall_events, unattributed) },
 	{ "lost", COUNTER_TOTAL, "records the kernel had no ring room for", COUNTER_FAMILY_LOST,
 	  "syscall_recorder", COUNTER_AT(struct syscall_events, lost) },
 };

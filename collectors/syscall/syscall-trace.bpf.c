@@ -12,7 +12,6 @@
 
 #include "syscall-trace.h"
 
-
 const volatile __u64 sandbox_cgid = 0;
 /* Its level (as in proc-trace.h): 2 for firebreak/NAME, anything for an adopted cgroup. */
 const volatile __u32 sandbox_level = 2;

@@ -1,4 +1,5 @@
-/* The syscall flight recorder of one sandbox (collectors/syscall/syscall-trace.bpf.c), user side. */
+/* The syscall flight recorder of one sandbox (collectors/syscall/syscall-trace.bpf.c), user side.
+ */
 #ifndef FB_SYSCALL_TRACER_H
 #define FB_SYSCALL_TRACER_H
 

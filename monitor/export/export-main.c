@@ -60,7 +60,8 @@ static void schedule(struct target *t, int ok, int more)
  */
 static int push(struct target *t, const char *body, size_t len)
 {
-	int status = 0, r = http_post(t->ep, "application/json", body, len, PUSH_TIMEOUT_MS, &status);
+	int status = 0,
+	    r = http_post(t->ep, "application/json", body, len, PUSH_TIMEOUT_MS, &status);
 
 	if (r == 0 && status / 100 == 2)
 		return 0;
@@ -201,11 +202,11 @@ static int otlp_round(struct store *s, struct target *t, struct export_state *st
 		schedule(t, 0, 0);
 		return r;
 	}
-	w = (struct otlp_window){ .sb = &sb, .since = story.since,
+	w = (struct otlp_window){ .sb = &sb,
+				  .since = story.since,
 				  .until = n.inc.end_ts ? n.inc.end_ts + 1 : 0,
 				  .incident_id = n.inc.id };
-	if ((r = otlp_trace(s, &w, &trace)) < 0 ||
-	    !(text = json_dumps(trace, JSON_COMPACT))) {
+	if ((r = otlp_trace(s, &w, &trace)) < 0 || !(text = json_dumps(trace, JSON_COMPACT))) {
 		json_decref(trace);
 		schedule(t, 0, 0);
 		return r < 0 ? r : -ENOMEM;
@@ -216,11 +217,11 @@ static int otlp_round(struct store *s, struct target *t, struct export_state *st
 	if (r == 0) {
 		st->otlp_pushes++;
 		st->otlp_spans += json_array_size(json_object_get(
-			json_array_get(json_object_get(json_array_get(json_object_get(trace,
-										       "resourceSpans"),
-								      0),
-						       "scopeSpans"),
-				       0),
+			json_array_get(
+				json_object_get(
+					json_array_get(json_object_get(trace, "resourceSpans"), 0),
+					"scopeSpans"),
+				0),
 			"spans"));
 	} else {
 		st->otlp_errors++;

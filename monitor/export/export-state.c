@@ -31,13 +31,15 @@ int export_state_decode(const char *buf, size_t len, struct export_state *ret)
 	if (!o)
 		return -EINVAL;
 	if (json_unpack(o, "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "loki_after", &v[0],
-			"otlp_after", &v[1], "loki_pushes", &v[2], "loki_lines", &v[3], "loki_errors",
-			&v[4], "otlp_pushes", &v[5], "otlp_spans", &v[6], "otlp_errors", &v[7]) < 0) {
+			"otlp_after", &v[1], "loki_pushes", &v[2], "loki_lines", &v[3],
+			"loki_errors", &v[4], "otlp_pushes", &v[5], "otlp_spans", &v[6],
+			"otlp_errors", &v[7]) < 0) {
 		json_decref(o);
 		return -EINVAL;
 	}
 	json_decref(o);
-	*ret = (struct export_state){ v[0], v[1], (uint64_t)v[2], (uint64_t)v[3], (uint64_t)v[4],
-				      (uint64_t)v[5], (uint64_t)v[6], (uint64_t)v[7] };
+	*ret = (struct export_state){ v[0],	      v[1],	      (uint64_t)v[2],
+				      (uint64_t)v[3], (uint64_t)v[4], (uint64_t)v[5],
+				      (uint64_t)v[6], (uint64_t)v[7] };
 	return 0;
 }

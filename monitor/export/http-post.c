@@ -70,7 +70,8 @@ static int post_send(int fd, const char *head, size_t hlen, const char *body, si
 	while (off < hlen + len) {
 		struct iovec iov[2] = {
 			{ (char *)head + (off < hlen ? off : hlen), off < hlen ? hlen - off : 0 },
-			{ (char *)body + (off > hlen ? off - hlen : 0), len - (off > hlen ? off - hlen : 0) },
+			{ (char *)body + (off > hlen ? off - hlen : 0),
+			  len - (off > hlen ? off - hlen : 0) },
 		};
 		ssize_t n = writev(fd, iov, 2);
 

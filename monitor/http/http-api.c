@@ -28,9 +28,8 @@
 #define TIMELINE_LIMIT_DEFAULT 1000
 #define TIMELINE_LIMIT_MAX 10000
 
-
-static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn,
-			       unsigned status, const char *type, char *body, size_t len)
+static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
+			       const char *type, char *body, size_t len)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -50,7 +49,8 @@ static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *con
 		MHD_add_response_header(resp, "Allow", "GET, POST");
 	/* CORS only for the one origin configured, and only when that origin asks. */
 	origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
-	if (hc->cfg->http_cors_origin[0] && origin && strcmp(origin, hc->cfg->http_cors_origin) == 0) {
+	if (hc->cfg->http_cors_origin[0] && origin &&
+	    strcmp(origin, hc->cfg->http_cors_origin) == 0) {
 		MHD_add_response_header(resp, "Access-Control-Allow-Origin", origin);
 		MHD_add_response_header(resp, "Vary", "Origin");
 	}
@@ -73,7 +73,7 @@ static enum MHD_Result respond_json(struct http_child *hc, struct MHD_Connection
 }
 
 enum MHD_Result http_fail(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
-			    const char *msg)
+			  const char *msg)
 {
 	return respond_json(hc, conn, status, json_pack("{s:b, s:s}", "ok", 0, "error", msg));
 }
@@ -134,10 +134,10 @@ static int sandbox_json_cb(const struct store_sandbox *sb, void *data)
 static json_t *incident_json(const struct store_incident *inc)
 {
 	return json_pack("{s:I, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:I}", "id", (json_int_t)inc->id,
-			 "sandbox", inc->sandbox, "opened_ts", (json_int_t)inc->opened_ts, "start_ts",
-			 (json_int_t)inc->start_ts, "end_ts", (json_int_t)inc->end_ts, "severity",
-			 inc->severity, "state", inc->state, "summary", inc->summary, "detections",
-			 (json_int_t)inc->detections);
+			 "sandbox", inc->sandbox, "opened_ts", (json_int_t)inc->opened_ts,
+			 "start_ts", (json_int_t)inc->start_ts, "end_ts", (json_int_t)inc->end_ts,
+			 "severity", inc->severity, "state", inc->state, "summary", inc->summary,
+			 "detections", (json_int_t)inc->detections);
 }
 
 struct incidents_of {
@@ -284,8 +284,9 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 		return http_fail(hc, conn, 500, "the store could not be read");
 	}
 	if (p.more)
-		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":\"%" PRId64
-			 ".%" PRId64 "\"}", p.n, p.last_ts, p.last_id);
+		snprintf(tail, sizeof(tail),
+			 "],\"count\":%" PRId64 ",\"next_cursor\":\"%" PRId64 ".%" PRId64 "\"}",
+			 p.n, p.last_ts, p.last_id);
 	else
 		snprintf(tail, sizeof(tail), "],\"count\":%" PRId64 ",\"next_cursor\":null}", p.n);
 	strbuf_str(&p.b, tail);
@@ -320,15 +321,14 @@ static int detection_cb(const struct store_detection_row *det, void *data)
 {
 	json_t *ids = det->event_ids ? json_loads(det->event_ids, 0, NULL) : NULL;
 
-	json_array_append_new(data, json_pack("{s:I, s:I, s:o, s:s, s:s, s:s, s:o, s:s}", "id",
-					      (json_int_t)det->id, "ts", (json_int_t)det->ts,
-					      "step",
-					      det->step == EVENT_STEP_NONE ? json_null()
-									   : json_integer(det->step),
-					      "rule", det->rule, "severity", det->severity,
-					      "policy_hash", det->policy_hash, "event_ids",
-					      ids ? ids : json_array(), "reason",
-					      det->reason ? det->reason : ""));
+	json_array_append_new(
+		data,
+		json_pack("{s:I, s:I, s:o, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)det->id,
+			  "ts", (json_int_t)det->ts, "step",
+			  det->step == EVENT_STEP_NONE ? json_null() : json_integer(det->step),
+			  "rule", det->rule, "severity", det->severity, "policy_hash",
+			  det->policy_hash, "event_ids", ids ? ids : json_array(), "reason",
+			  det->reason ? det->reason : ""));
 	return 0;
 }
 
@@ -337,8 +337,7 @@ static json_t *step_or_null(int64_t step)
 	return step == EVENT_STEP_NONE ? json_null() : json_integer(step);
 }
 
-static enum MHD_Result get_incident(struct http_child *hc, struct MHD_Connection *conn,
-				    int64_t id)
+static enum MHD_Result get_incident(struct http_child *hc, struct MHD_Connection *conn, int64_t id)
 {
 	struct store *s = store_pool_get(&hc->pool);
 	struct store_incident inc = { 0 };
@@ -471,8 +470,8 @@ static enum MHD_Result post_replay(struct http_child *hc, struct MHD_Connection 
 	json_t *out;
 	int r;
 
-	if (rq->len && policy_load_text("the policy sent", rq->body, rq->len, &p, err,
-					sizeof(err)) < 0)
+	if (rq->len &&
+	    policy_load_text("the policy sent", rq->body, rq->len, &p, err, sizeof(err)) < 0)
 		return http_fail(hc, conn, 400, err);
 	s = store_pool_get(&hc->pool);
 	r = store_incident_list(s, id, one_incident_cb, &inc);
@@ -511,10 +510,10 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 
 	if (rq->len) {
 		body = json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES, NULL);
-		if (!json_is_object(body) ||
-		    json_unpack(body, "{s?:s !}", "reason", &reason) < 0) {
+		if (!json_is_object(body) || json_unpack(body, "{s?:s !}", "reason", &reason) < 0) {
 			json_decref(body);
-			return http_fail(hc, conn, 400, "the body is {\"reason\": TEXT} or nothing");
+			return http_fail(hc, conn, 400,
+					 "the body is {\"reason\": TEXT} or nothing");
 		}
 		/* The store keeps 255 bytes of a reason; the channel's cap fits that, escaped. */
 		if (reason && strlen(reason) > 255) {
@@ -535,13 +534,15 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 	free(text);
 	if (r < 0 || !answer) {
 		free(answer);
-		return r == -ETIMEDOUT ? http_fail(hc, conn, 504, "the monitor did not answer in time")
-				       : http_fail(hc, conn, 503, "the monitor is not reachable");
+		return r == -ETIMEDOUT
+			       ? http_fail(hc, conn, 504, "the monitor did not answer in time")
+			       : http_fail(hc, conn, 503, "the monitor is not reachable");
 	}
 	reply = json_loads(answer, 0, NULL);
 	free(answer);
 	if (!json_is_object(reply))
-		return json_decref(reply), http_fail(hc, conn, 502, "the monitor's reply did not parse");
+		return json_decref(reply),
+		       http_fail(hc, conn, 502, "the monitor's reply did not parse");
 	if (json_is_true(json_object_get(reply, "ok")))
 		return respond_json(hc, conn, 200, reply);
 	err = json_string_value(json_object_get(reply, "error"));
@@ -549,8 +550,8 @@ static enum MHD_Result post_action(struct http_child *hc, struct MHD_Connection 
 	json_object_del(reply, "class");
 	return respond_json(hc, conn,
 			    err && strcmp(err, "unknown sandbox") == 0 ? 404
-			    : err && strncmp(err, "reason", 6) == 0   ? 400
-								      : 409,
+			    : err && strncmp(err, "reason", 6) == 0    ? 400
+								       : 409,
 			    reply);
 }
 
@@ -640,9 +641,9 @@ static enum MHD_Result trace_answer(struct http_child *hc, struct MHD_Connection
 	if (status != 200) {
 		free(out->p);
 		return http_fail(hc, conn, status,
-			    status == 413   ? "at most 10000 trace lines per request"
-			    : status == 400 ? "no trace lines in the body"
-					    : "out of memory");
+				 status == 413	 ? "at most 10000 trace lines per request"
+				 : status == 400 ? "no trace lines in the body"
+						 : "out of memory");
 	}
 	if (out->oom) {
 		free(out->p);
@@ -702,7 +703,7 @@ static enum MHD_Result get_metrics(struct http_child *hc, struct MHD_Connection 
 
 /* A file of the web page: no token (it holds no data), a strict content security policy. */
 enum MHD_Result http_get_web(struct http_child *hc, struct MHD_Connection *conn,
-			       const struct web_file *f)
+			     const struct web_file *f)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_PERSISTENT);
@@ -724,85 +725,85 @@ enum MHD_Result http_get_web(struct http_child *hc, struct MHD_Connection *conn,
 
 /* The routes' handlers (http-api.h): what http-routes.c dispatches to. */
 enum MHD_Result http_route_healthz(struct http_child *hc, struct MHD_Connection *conn,
-				     const struct match *m, const struct request *rq)
+				   const struct match *m, const struct request *rq)
 {
 	return get_healthz(hc, conn);
 }
 
 enum MHD_Result http_route_metrics(struct http_child *hc, struct MHD_Connection *conn,
-				     const struct match *m, const struct request *rq)
+				   const struct match *m, const struct request *rq)
 {
 	return get_metrics(hc, conn);
 }
 
 enum MHD_Result http_route_sandboxes(struct http_child *hc, struct MHD_Connection *conn,
-				       const struct match *m, const struct request *rq)
+				     const struct match *m, const struct request *rq)
 {
 	return get_sandboxes(hc, conn);
 }
 
 enum MHD_Result http_route_sandbox(struct http_child *hc, struct MHD_Connection *conn,
-				     const struct match *m, const struct request *rq)
+				   const struct match *m, const struct request *rq)
 {
 	return get_sandbox(hc, conn, m->name);
 }
 
 enum MHD_Result http_route_timeline(struct http_child *hc, struct MHD_Connection *conn,
-				      const struct match *m, const struct request *rq)
+				    const struct match *m, const struct request *rq)
 {
 	return get_timeline(hc, conn, m->name);
 }
 
 enum MHD_Result http_route_sandbox_otlp(struct http_child *hc, struct MHD_Connection *conn,
-					  const struct match *m, const struct request *rq)
+					const struct match *m, const struct request *rq)
 {
 	return get_otlp(hc, conn, m->name, 0);
 }
 
 enum MHD_Result http_route_action(struct http_child *hc, struct MHD_Connection *conn,
-				    const struct match *m, const struct request *rq)
+				  const struct match *m, const struct request *rq)
 {
 	return post_action(hc, conn, m->name, m->action, rq);
 }
 
 enum MHD_Result http_route_incidents(struct http_child *hc, struct MHD_Connection *conn,
-				       const struct match *m, const struct request *rq)
+				     const struct match *m, const struct request *rq)
 {
 	return get_incidents(hc, conn);
 }
 
 enum MHD_Result http_route_incident(struct http_child *hc, struct MHD_Connection *conn,
-				      const struct match *m, const struct request *rq)
+				    const struct match *m, const struct request *rq)
 {
 	return get_incident(hc, conn, m->id);
 }
 
 enum MHD_Result http_route_incident_otlp(struct http_child *hc, struct MHD_Connection *conn,
-					   const struct match *m, const struct request *rq)
+					 const struct match *m, const struct request *rq)
 {
 	return get_otlp(hc, conn, NULL, m->id);
 }
 
 enum MHD_Result http_route_bundle(struct http_child *hc, struct MHD_Connection *conn,
-				    const struct match *m, const struct request *rq)
+				  const struct match *m, const struct request *rq)
 {
 	return get_bundle(hc, conn, m->id);
 }
 
 enum MHD_Result http_route_replay(struct http_child *hc, struct MHD_Connection *conn,
-				    const struct match *m, const struct request *rq)
+				  const struct match *m, const struct request *rq)
 {
 	return post_replay(hc, conn, m->id, rq);
 }
 
 enum MHD_Result http_route_trace(struct http_child *hc, struct MHD_Connection *conn,
-				   const struct match *m, const struct request *rq)
+				 const struct match *m, const struct request *rq)
 {
 	return post_trace(hc, conn, rq);
 }
 
 enum MHD_Result http_route_stream(struct http_child *hc, struct MHD_Connection *conn,
-				    const struct match *m, const struct request *rq)
+				  const struct match *m, const struct request *rq)
 {
 	const char *err;
 	struct MHD_Response *resp = sse_response(hc, conn, &err);
@@ -815,4 +816,3 @@ enum MHD_Result http_route_stream(struct http_child *hc, struct MHD_Connection *
 	MHD_destroy_response(resp);
 	return r;
 }
-

@@ -40,33 +40,33 @@ typedef enum MHD_Result (*route_fn)(struct http_child *hc, struct MHD_Connection
 
 /* The handlers, one per route; m holds what the path named. */
 enum MHD_Result http_route_healthz(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				   const struct match *m, const struct request *rq);
 enum MHD_Result http_route_metrics(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				   const struct match *m, const struct request *rq);
 enum MHD_Result http_route_sandboxes(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				     const struct match *m, const struct request *rq);
 enum MHD_Result http_route_sandbox(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				   const struct match *m, const struct request *rq);
 enum MHD_Result http_route_timeline(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				    const struct match *m, const struct request *rq);
 enum MHD_Result http_route_sandbox_otlp(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+					const struct match *m, const struct request *rq);
 enum MHD_Result http_route_action(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				  const struct match *m, const struct request *rq);
 enum MHD_Result http_route_incidents(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				     const struct match *m, const struct request *rq);
 enum MHD_Result http_route_incident(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				    const struct match *m, const struct request *rq);
 enum MHD_Result http_route_incident_otlp(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+					 const struct match *m, const struct request *rq);
 enum MHD_Result http_route_bundle(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				  const struct match *m, const struct request *rq);
 enum MHD_Result http_route_replay(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				  const struct match *m, const struct request *rq);
 enum MHD_Result http_route_trace(struct http_child *hc, struct MHD_Connection *conn,
 				 const struct match *m, const struct request *rq);
 enum MHD_Result http_route_stream(struct http_child *hc, struct MHD_Connection *conn,
-				 const struct match *m, const struct request *rq);
+				  const struct match *m, const struct request *rq);
 
 /* Answers {"ok":false,"error":msg} with status. */
 enum MHD_Result http_fail(struct http_child *hc, struct MHD_Connection *conn, unsigned status,

@@ -108,15 +108,13 @@ int http_child_main(const struct config *cfg, int foreground)
 	if ((r = channel_new(CHANNEL_FD, &hc.chan)) < 0 ||
 	    (r = sse_hub_new(&hc.pool, own, &hc.hub)) < 0)
 		return log_errno(r, "HTTP: start"), 1;
-	mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-				       MHD_USE_POLL,
-			       0, NULL, NULL, http_api_handle, &hc, MHD_OPTION_LISTEN_SOCKET,
-			       LISTEN_FD, MHD_OPTION_NOTIFY_COMPLETED, http_api_completed, &hc,
-			       MHD_OPTION_CONNECTION_LIMIT, cfg->http_clients_max,
-			       MHD_OPTION_CONNECTION_TIMEOUT,
-			       (unsigned)(cfg->http_idle_timeout_ns / NSEC_PER_SEC),
-			       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-			       MHD_OPTION_END);
+	mhd = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0,
+		NULL, NULL, http_api_handle, &hc, MHD_OPTION_LISTEN_SOCKET, LISTEN_FD,
+		MHD_OPTION_NOTIFY_COMPLETED, http_api_completed, &hc, MHD_OPTION_CONNECTION_LIMIT,
+		cfg->http_clients_max, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)(cfg->http_idle_timeout_ns / NSEC_PER_SEC),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY, MHD_OPTION_END);
 	if (!mhd)
 		return log_error("HTTP: libmicrohttpd did not start"), 1;
 	log_info("HTTP API ready: uid %u, no capabilities, store read-only", (unsigned)getuid());

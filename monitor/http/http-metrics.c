@@ -44,11 +44,12 @@ static void pairs(struct strbuf *t, const char *name, json_t *arr, const char *a
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(arr, i, e) {
+	json_array_foreach(arr, i, e)
+	{
 		strbuf_printf(t, "%s{%s=\"%s\",%s=\"%s\"} %lld\n", name, a,
-		    label(json_string_value(json_object_get(e, a)), va, sizeof(va)), b,
-		    label(json_string_value(json_object_get(e, b)), vb, sizeof(vb)),
-		    (long long)json_integer_value(json_object_get(e, "n")));
+			      label(json_string_value(json_object_get(e, a)), va, sizeof(va)), b,
+			      label(json_string_value(json_object_get(e, b)), vb, sizeof(vb)),
+			      (long long)json_integer_value(json_object_get(e, "n")));
 	}
 }
 
@@ -62,7 +63,8 @@ static void registry_families(struct strbuf *t, json_t *families)
 	size_t i, j;
 	json_t *f, *e;
 
-	json_array_foreach(families, i, f) {
+	json_array_foreach(families, i, f)
+	{
 		const char *name = json_string_value(json_object_get(f, "name"));
 		const char *key = json_string_value(json_object_get(f, "label_key"));
 		double scale = json_number_value(json_object_get(f, "scale"));
@@ -71,7 +73,8 @@ static void registry_families(struct strbuf *t, json_t *families)
 			continue;
 		family(t, name, json_string_value(json_object_get(f, "type")),
 		       json_string_value(json_object_get(f, "help")));
-		json_array_foreach(json_object_get(f, "series"), j, e) {
+		json_array_foreach(json_object_get(f, "series"), j, e)
+		{
 			long long v = (long long)json_integer_value(json_object_get(e, "value"));
 
 			strbuf_printf(t, "%s", name);
@@ -98,32 +101,38 @@ static void core_metrics(struct strbuf *t, json_t *m)
 	family(t, "firebreak_events_total", "counter",
 	       "Events on their way to the store, by source and kind.");
 	pairs(t, "firebreak_events_total", json_object_get(m, "events"), "source", "kind");
-	family(t, "firebreak_verdicts_total", "counter", "Detector verdicts, by rule and severity.");
+	family(t, "firebreak_verdicts_total", "counter",
+	       "Detector verdicts, by rule and severity.");
 	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
 	family(t, "firebreak_actions_total", "counter",
 	       "Freezes, thaws, kills and quarantines, by action and result.");
 	pairs(t, "firebreak_actions_total", json_object_get(m, "actions"), "action", "result");
 	family(t, "firebreak_verdict_action_latency_seconds", "histogram",
 	       "From the event that triggered a verdict to its action done.");
-	json_array_foreach(json_object_get(lat, "buckets"), i, e) {
+	json_array_foreach(json_object_get(lat, "buckets"), i, e)
+	{
 		long long le = (long long)json_integer_value(json_array_get(e, 0));
 
 		cumulative += (long long)json_integer_value(json_array_get(e, 1));
 		if (le < 0)
-			strbuf_printf(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"+Inf\"} %lld\n",
-			    cumulative);
+			strbuf_printf(t,
+				      "firebreak_verdict_action_latency_seconds_bucket{le=\"+Inf\"}"
+				      " %lld\n",
+				      cumulative);
 		else
-			strbuf_printf(t, "firebreak_verdict_action_latency_seconds_bucket{le=\"%g\"} %lld\n",
-			    (double)le / 1e9, cumulative);
+			strbuf_printf(
+				t,
+				"firebreak_verdict_action_latency_seconds_bucket{le=\"%g\"} %lld\n",
+				(double)le / 1e9, cumulative);
 	}
 	strbuf_printf(t, "firebreak_verdict_action_latency_seconds_sum %.9f\n",
-	    (double)json_integer_value(json_object_get(lat, "sum_ns")) / 1e9);
+		      (double)json_integer_value(json_object_get(lat, "sum_ns")) / 1e9);
 	strbuf_printf(t, "firebreak_verdict_action_latency_seconds_count %lld\n",
-	    (long long)json_integer_value(json_object_get(lat, "count")));
+		      (long long)json_integer_value(json_object_get(lat, "count")));
 	family(t, "firebreak_sandboxes", "gauge", "Sandboxes the monitor knows, by state.");
 	json_object_foreach(json_object_get(m, "sandboxes_by_state"), key, v)
-		strbuf_printf(t, "firebreak_sandboxes{state=\"%s\"} %lld\n", label(key, buf, sizeof(buf)),
-		    (long long)json_integer_value(v));
+		strbuf_printf(t, "firebreak_sandboxes{state=\"%s\"} %lld\n",
+			      label(key, buf, sizeof(buf)), (long long)json_integer_value(v));
 
 	struct {
 		const char *name, *type, *help, *key;
@@ -133,18 +142,21 @@ static void core_metrics(struct strbuf *t, json_t *m)
 		  "CPU time a live sandbox's cgroup used.", "cpu_us", 1e-6 },
 		{ "firebreak_sandbox_memory_bytes", "gauge", "Memory a live sandbox's cgroup uses.",
 		  "memory", 1 },
-		{ "firebreak_sandbox_pids", "gauge", "Tasks in a live sandbox's cgroup.", "pids", 1 },
+		{ "firebreak_sandbox_pids", "gauge", "Tasks in a live sandbox's cgroup.", "pids",
+		  1 },
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(per); k++) {
 		family(t, per[k].name, per[k].type, per[k].help);
-		json_array_foreach(json_object_get(m, "sandboxes"), i, e) {
+		json_array_foreach(json_object_get(m, "sandboxes"), i, e)
+		{
 			json_int_t x = json_integer_value(json_object_get(e, per[k].key));
 
 			if (x >= 0)
-				strbuf_printf(t, "%s{sandbox=\"%s\"} %.6g\n", per[k].name,
-				    label(json_string_value(json_object_get(e, "sandbox")), buf,
-					  sizeof(buf)),
-				    (double)x * per[k].scale);
+				strbuf_printf(
+					t, "%s{sandbox=\"%s\"} %.6g\n", per[k].name,
+					label(json_string_value(json_object_get(e, "sandbox")), buf,
+					      sizeof(buf)),
+					(double)x * per[k].scale);
 		}
 	}
 	registry_families(t, json_object_get(m, "counters"));
@@ -187,11 +199,11 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	       "HTTP responses of the API, by status class.");
 	for (int c = 1; c <= 5; c++)
 		strbuf_printf(&t, "firebreak_http_responses_total{code=\"%dxx\"} %llu\n", c,
-		    (unsigned long long)atomic_load(&hc->by_code[c]));
+			      (unsigned long long)atomic_load(&hc->by_code[c]));
 	family(&t, "firebreak_http_stream_clients", "gauge",
 	       "Clients of the live event stream now.");
 	strbuf_printf(&t, "firebreak_http_stream_clients %llu\n",
-	    (unsigned long long)atomic_load(&hc->sse_clients));
+		      (unsigned long long)atomic_load(&hc->sse_clients));
 	if (t.oom) {
 		free(t.p);
 		*ret_status = 500;

@@ -32,7 +32,8 @@ static const struct route routes[] = {
 	{ "GET", "/api/v1/sandboxes/{name}", AUTH_READ, 0, http_route_sandbox },
 	{ "GET", "/api/v1/sandboxes/{name}/timeline", AUTH_READ, 0, http_route_timeline },
 	{ "GET", "/api/v1/sandboxes/{name}/otlp", AUTH_READ, 0, http_route_sandbox_otlp },
-	{ "POST", "/api/v1/sandboxes/{name}/{action}", AUTH_ACTION, ACTION_BODY_MAX, http_route_action },
+	{ "POST", "/api/v1/sandboxes/{name}/{action}", AUTH_ACTION, ACTION_BODY_MAX,
+	  http_route_action },
 	{ "GET", "/api/v1/incidents", AUTH_READ, 0, http_route_incidents },
 	{ "GET", "/api/v1/incidents/{id}", AUTH_READ, 0, http_route_incident },
 	{ "GET", "/api/v1/incidents/{id}/otlp", AUTH_READ, 0, http_route_incident_otlp },
@@ -61,7 +62,8 @@ static int segment_matches(const char *pat, size_t plen, const char *seg, struct
 		return 1;
 	}
 	if (plen == 8 && memcmp(pat, "{action}", 8) == 0) {
-		if (strcmp(seg, "freeze") != 0 && strcmp(seg, "thaw") != 0 && strcmp(seg, "kill") != 0)
+		if (strcmp(seg, "freeze") != 0 && strcmp(seg, "thaw") != 0 &&
+		    strcmp(seg, "kill") != 0)
 			return 0;
 		strscpy(m->action, sizeof(m->action), seg);
 		return 1;
@@ -134,7 +136,7 @@ static int refuse_early(struct http_child *hc, struct MHD_Connection *conn, cons
 	a = http_authorize(hc, conn);
 	if (m.route->need != AUTH_NONE && a == AUTH_NONE)
 		return *ret = http_fail(hc, conn, 401,
-				   "a bearer token is needed (Authorization: Bearer TOKEN)"),
+					"a bearer token is needed (Authorization: Bearer TOKEN)"),
 		       1;
 	if (m.route->need == AUTH_ACTION && a != AUTH_ACTION)
 		return *ret = http_fail(hc, conn, 403, "this needs the action token"), 1;
@@ -146,7 +148,8 @@ static int refuse_early(struct http_child *hc, struct MHD_Connection *conn, cons
 /* A CORS preflight from the configured origin: what the API takes. */
 static enum MHD_Result preflight(struct http_child *hc, struct MHD_Connection *conn)
 {
-	struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
 	enum MHD_Result r;
 
@@ -166,8 +169,8 @@ static enum MHD_Result preflight(struct http_child *hc, struct MHD_Connection *c
 	return r;
 }
 
-static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn,
-				const char *url, const char *method, const struct request *rq)
+static enum MHD_Result dispatch(struct http_child *hc, struct MHD_Connection *conn, const char *url,
+				const char *method, const struct request *rq)
 {
 	struct match m;
 	enum MHD_Result early;
@@ -203,15 +206,16 @@ enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const ch
 	struct request *rq = *con_cls;
 
 	if (!rq) {
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		const char *cl =
+			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		int64_t declared = 0;
 
 		if (!(rq = calloc(1, sizeof(*rq))))
 			return MHD_NO;
 		rq->max = body_max(url, method);
 		*con_cls = rq;
-		/* Too large by its own account: refused before a byte of it is read; so is a request
-		 * with no token, a wrong one, or no such route. */
+		/* Too large by its own account: refused before a byte of it is read; so is a
+		 * request with no token, a wrong one, or no such route. */
 		if (cl && http_parse_i64(cl, &declared) == 0 && (uint64_t)declared > rq->max)
 			rq->too_large = 1;
 		enum MHD_Result early;

@@ -18,7 +18,7 @@
 #include "store/store.h"
 #include "timeutil.h"
 
-#define HUB_RING 65536		/* events kept for the clients, newest last */
+#define HUB_RING 65536 /* events kept for the clients, newest last */
 #define HUB_POLL_NS (20 * NSEC_PER_MSEC)
 #define HUB_BATCH 4096
 #define SSE_KEEPALIVE_S 15
@@ -412,7 +412,8 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 	}
 	c->clients = &hc->sse_clients;
 	atomic_fetch_add(c->clients, 1);
-	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_CHUNK, sse_read, c, sse_free);
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_CHUNK, sse_read, c,
+						 sse_free);
 	if (!resp) {
 		sse_free(c);
 		return NULL;

@@ -30,8 +30,8 @@
 
 struct probe {
 	const char *name;
-	long nr;	/* x86-64 */
-	long nr_i386;	/* -1: no i386 twin */
+	long nr;      /* x86-64 */
+	long nr_i386; /* -1: no i386 twin */
 	long a[6];
 };
 
@@ -88,9 +88,13 @@ int main(void)
 		{ "unshare", SYS_unshare, 310, { CLONE_NEWUSER } },
 		{ "setns", SYS_setns, 346, { -1, 0 } },
 		{ "ptrace", SYS_ptrace, 26, { PTRACE_TRACEME, 0, 0, 0 } },
-		{ "process_vm_readv", SYS_process_vm_readv, 347,
+		{ "process_vm_readv",
+		  SYS_process_vm_readv,
+		  347,
 		  { 0 /* pid, set below */, (long)&local, 1, (long)&remote, 1, 0 } },
-		{ "process_vm_writev", SYS_process_vm_writev, 348,
+		{ "process_vm_writev",
+		  SYS_process_vm_writev,
+		  348,
 		  { 0, (long)&local, 1, (long)&remote, 1, 0 } },
 		{ "pidfd_getfd", 438, 438, { -1, 0, 0 } },
 		{ "bpf", SYS_bpf, 357, { 0, 0, 0 } },
@@ -100,10 +104,18 @@ int main(void)
 		{ "init_module", SYS_init_module, 128, { 0, 0, (long)"" } },
 		{ "finit_module", SYS_finit_module, 350, { -1, (long)"", 0 } },
 		{ "delete_module", SYS_delete_module, 129, { (long)"firebreak_none", 0 } },
-		{ "keyctl", SYS_keyctl, 288, { KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0 } },
-		{ "add_key", SYS_add_key, 286,
-		  { (long)"user", (long)"firebreak-probe", (long)"x", 1, KEY_SPEC_PROCESS_KEYRING } },
-		{ "request_key", SYS_request_key, 287,
+		{ "keyctl",
+		  SYS_keyctl,
+		  288,
+		  { KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0 } },
+		{ "add_key",
+		  SYS_add_key,
+		  286,
+		  { (long)"user", (long)"firebreak-probe", (long)"x", 1,
+		    KEY_SPEC_PROCESS_KEYRING } },
+		{ "request_key",
+		  SYS_request_key,
+		  287,
 		  { (long)"user", (long)"firebreak-probe", 0, KEY_SPEC_PROCESS_KEYRING } },
 		{ "userfaultfd", SYS_userfaultfd, 374, { 1 /* UFFD_USER_MODE_ONLY */ } },
 		{ "io_uring_setup", 425, 425, { 1, (long)&uring } },
@@ -116,14 +128,17 @@ int main(void)
 		{ "acct", SYS_acct, 51, { 0 } },
 		{ "quotactl", SYS_quotactl, 131, { 0, 0, 0, 0 } },
 		{ "open_by_handle_at", SYS_open_by_handle_at, 342, { AT_FDCWD, (long)&handle, 0 } },
-		{ "name_to_handle_at", SYS_name_to_handle_at, 341,
+		{ "name_to_handle_at",
+		  SYS_name_to_handle_at,
+		  341,
 		  { AT_FDCWD, (long)"/", (long)&handle, (long)&mount_id, 0 } },
 		{ "mknod-chr", SYS_mknod, 14, { (long)"/tmp/probe-null", S_IFCHR | 0600, 0x103 } },
 		{ "clone-newuser", SYS_clone, 120, { CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0 } },
 		{ "clone3", 435, 435, { 0, 0 } },
 		{ "fanotify_init", SYS_fanotify_init, 338, { 0x200 /* FAN_REPORT_FID */, 0 } },
-		/* The hypervisor's vsock is reachable from any netns; and the same with the family's
-		 * upper 32 bits set, which the kernel ignores and a careless filter would not. */
+		/* The hypervisor's vsock is reachable from any netns; and the same with the
+		 * family's upper 32 bits set, which the kernel ignores and a careless filter would
+		 * not. */
 		{ "socket-vsock", SYS_socket, 359, { 40 /* AF_VSOCK */, 1, 0 } },
 		{ "socket-vsock-high-bits", SYS_socket, -1, { 0x100000028L, 1, 0 } },
 		{ "socket-packet", SYS_socket, 359, { 17 /* AF_PACKET */, 3, 0 } },
@@ -145,14 +160,16 @@ int main(void)
 		if (strcmp(p->name, "personality") == 0 && ret >= 0)
 			personality((unsigned long)ret); /* put it back */
 		if (p->nr_i386 >= 0) {
-			/* Pointers do not fit 32 bits; the filter must refuse before it reads them. */
+			/* Pointers do not fit 32 bits; the filter must refuse before it reads them.
+			 */
 			ret = syscall_i386(p->nr_i386, 0, 0, 0);
 			report(p->name, "i386", ret < 0 && ret > -4096 ? -1 : ret,
 			       ret < 0 && ret > -4096 ? (int)-ret : 0);
 			settle(p->name, ret);
 		}
 		errno = 0;
-		ret = syscall(p->nr | X32_BIT, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
+		ret = syscall(p->nr | X32_BIT, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4],
+			      p->a[5]);
 		report(p->name, "x32", ret, errno);
 	}
 	return 0;

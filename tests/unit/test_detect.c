@@ -16,20 +16,25 @@
 #include "fixtures.h"
 #include "policy/policy.h"
 
-static const char policy_text[] =
-	"{\"version\": 1, \"name\": \"t\", \"sandbox\": {},"
-	" \"egress\": {\"allow\": [{\"name\": \"reg\", \"host\": \"registry.test\", \"ports\": [443]}]},"
-	" \"tools\": {"
-	"  \"install_deps\": {\"egress\": [\"reg\"], \"commands\": [{\"program\": \"/usr/bin/pip\", \"operands\": \"any\"}]},"
-	"  \"run_tests\": {\"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]}}}";
+static const char policy_text[] = "{\"version\": 1, \"name\": \"t\", \"sandbox\": {},"
+				  " \"egress\": {\"allow\": [{\"name\": \"reg\", \"host\": "
+				  "\"registry.test\", \"ports\": [443]}]},"
+				  " \"tools\": {"
+				  "  \"install_deps\": {\"egress\": [\"reg\"], \"commands\": "
+				  "[{\"program\": \"/usr/bin/pip\", \"operands\": \"any\"}]},"
+				  "  \"run_tests\": {\"commands\": [{\"program\": "
+				  "\"/usr/bin/python3\", \"operands\": \"any\"}]}}}";
 
 static const char behavior_policy[] =
 	"{\"version\": 1, \"name\": \"b\", \"sandbox\": {},"
 	" \"detectors\": {\"actions\": {\"high\": \"kill\"}%s},"
 	" \"tools\": {"
-	"  \"run_tests\": {\"children\": [\"/usr/bin/python3*\"], \"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]},"
-	"  \"shell_readonly\": {\"commands\": [{\"program\": \"/usr/bin/grep\", \"operands\": \"any\"}]},"
-	"  \"grep\": {\"single_process\": true, \"commands\": [{\"program\": \"/usr/bin/grep\", \"operands\": \"any\"}]}}}";
+	"  \"run_tests\": {\"children\": [\"/usr/bin/python3*\"], \"commands\": [{\"program\": "
+	"\"/usr/bin/python3\", \"operands\": \"any\"}]},"
+	"  \"shell_readonly\": {\"commands\": [{\"program\": \"/usr/bin/grep\", \"operands\": "
+	"\"any\"}]},"
+	"  \"grep\": {\"single_process\": true, \"commands\": [{\"program\": \"/usr/bin/grep\", "
+	"\"operands\": \"any\"}]}}}";
 
 static struct detect_state *behavior_state(const char *extra)
 {
@@ -59,8 +64,8 @@ static struct detect_state *new_state(int with_policy)
 }
 
 /* Feeds one event; returns the verdict count and the first verdict's rule (or ""). */
-static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *tool, const char *kind,
-		   const char *fields, struct detect_verdict *v)
+static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *tool,
+		   const char *kind, const char *fields, struct detect_verdict *v)
 {
 	struct event ev;
 	size_t n;
@@ -90,17 +95,20 @@ static void test_metadata_is_critical_anywhere(void **state)
 	struct detect_state *st = new_state(0);
 	struct detect_verdict v[4];
 
-	assert_int_equal(feed(st, 1, SEC, "fetch", "net.connect",
-			      "{\"dst\":\"169.254.169.254\",\"port\":80,\"egress_hook\":\"passed\"}", v),
-			 1);
+	assert_int_equal(
+		feed(st, 1, SEC, "fetch", "net.connect",
+		     "{\"dst\":\"169.254.169.254\",\"port\":80,\"egress_hook\":\"passed\"}", v),
+		1);
 	assert_string_equal(v[0].rule, "net.metadata");
 	assert_int_equal(v[0].severity, DETECT_CRITICAL);
 	assert_int_equal(v[0].event_ids[0], 1);
 	assert_int_equal(feed(st, 2, SEC, "fetch", "net.denied",
-			      "{\"packets\":3,\"src\":\"10.199.0.2\",\"dst\":\"fd00:ec2::254\"}", v),
+			      "{\"packets\":3,\"src\":\"10.199.0.2\",\"dst\":\"fd00:ec2::254\"}",
+			      v),
 			 1);
 	assert_int_equal(feed(st, 3, SEC, "fetch", "net.connect",
-			      "{\"dst\":\"198.51.100.7\",\"port\":443,\"egress_hook\":\"passed\"}", v),
+			      "{\"dst\":\"198.51.100.7\",\"port\":443,\"egress_hook\":\"passed\"}",
+			      v),
 			 0);
 	detect_state_free(st);
 }
@@ -183,7 +191,8 @@ static void test_escape_class_seccomp_and_resources(void **state)
 	event_init(&ev);
 	ev.id = 3;
 	strcpy(ev.kind, "cgroup.stats");
-	ev.fields = (char *)"{\"cgroup\":\"firebreak/s\",\"memory_oom_kill\":1,\"pids_max_hits\":0}";
+	ev.fields =
+		(char *)"{\"cgroup\":\"firebreak/s\",\"memory_oom_kill\":1,\"pids_max_hits\":0}";
 	assert_int_equal(detect_event(st, &ev, v, 4), 1);
 	assert_string_equal(v[0].rule, "resource.oom-kill");
 	assert_int_equal(detect_event(st, &ev, v, 4), 0);
@@ -223,8 +232,8 @@ static void test_same_events_same_verdicts(void **state)
 
 		for (int i = 0; i < 40; i++) {
 			snprintf(f, sizeof(f), refused, i % 4);
-			*n += feed(st, i + 1, SEC + (int64_t)i * SEC / 3, "run_tests", "net.connect", f,
-				   out + *n);
+			*n += feed(st, i + 1, SEC + (int64_t)i * SEC / 3, "run_tests",
+				   "net.connect", f, out + *n);
 		}
 		detect_state_free(st);
 	}
@@ -248,19 +257,19 @@ static void test_behavior_rules_judge_by_the_tool_scope(void **state)
 	assert_int_equal(feed(st, 1, SEC, "run_tests", "proc.exec",
 			      "{\"path\":\"/usr/bin/python3.11\",\"argv\":[\"python3\"]}", v),
 			 0);
-	assert_int_equal(feed(st, 2, SEC, "run_tests", "proc.exec", "{\"path\":\"/usr/bin/git\"}", v),
-			 1);
+	assert_int_equal(
+		feed(st, 2, SEC, "run_tests", "proc.exec", "{\"path\":\"/usr/bin/git\"}", v), 1);
 	assert_string_equal(v[0].rule, "behavior.exec-out-of-scope");
 	/* shell_readonly declares none: only interpreters are findings. */
-	assert_int_equal(feed(st, 3, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/usr/bin/cat\"}",
-			      v),
-			 0);
+	assert_int_equal(
+		feed(st, 3, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/usr/bin/cat\"}", v),
+		0);
 	assert_int_equal(feed(st, 4, SEC, "shell_readonly", "proc.exec",
 			      "{\"path\":\"/usr/bin/python3\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "behavior.interpreter");
-	assert_int_equal(feed(st, 5, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/bin/dash\"}", v),
-			 1);
+	assert_int_equal(
+		feed(st, 5, SEC, "shell_readonly", "proc.exec", "{\"path\":\"/bin/dash\"}", v), 1);
 	/* A single-process tool forking; another tool's fork is nobody's business. */
 	assert_int_equal(feed(st, 6, SEC, "grep", "proc.fork", "{\"cgroup_id\":1}", v), 1);
 	assert_string_equal(v[0].rule, "behavior.fork");
@@ -302,10 +311,11 @@ static void test_escape_indicators(void **state)
 			      "{\"syscall\":105,\"name\":\"setuid\",\"action\":\"errno\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.seccomp");
-	assert_int_equal(feed(st, 2, SEC, "t", "host.sysctl",
-			      "{\"name\":\"kernel/core_pattern\",\"value\":\"|/x\",\"hook\":\"refused\"}",
-			      v),
-			 1);
+	assert_int_equal(
+		feed(st, 2, SEC, "t", "host.sysctl",
+		     "{\"name\":\"kernel/core_pattern\",\"value\":\"|/x\",\"hook\":\"refused\"}",
+		     v),
+		1);
 	assert_string_equal(v[0].rule, "escape.sysctl-write");
 	assert_int_equal(v[0].severity, DETECT_CRITICAL);
 	assert_non_null(strstr(v[0].reason, "kernel/core_pattern"));
@@ -313,17 +323,18 @@ static void test_escape_indicators(void **state)
 			      "{\"op\":\"mkdir\",\"path\":\"/firebreak/s/x\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.cgroup-write");
-	assert_int_equal(feed(st, 4, SEC, "t", "net.unix",
-			      "{\"op\":\"connect\",\"path\":\"/tmp/own.sock\",\"monitor_path\":false}",
+	assert_int_equal(
+		feed(st, 4, SEC, "t", "net.unix",
+		     "{\"op\":\"connect\",\"path\":\"/tmp/own.sock\",\"monitor_path\":false}", v),
+		0);
+	assert_int_equal(feed(st, 5, SEC, "t", "net.unix",
+			      "{\"op\":\"connect\",\"path\":\"/"
+			      "x\\\",\\\"monitor_path\\\":true\",\"monitor_path\":false}",
 			      v),
 			 0);
-	assert_int_equal(
-		feed(st, 5, SEC, "t", "net.unix",
-		     "{\"op\":\"connect\",\"path\":\"/x\\\",\\\"monitor_path\\\":true\",\"monitor_path\":false}",
-		     v),
-		0);
 	assert_int_equal(feed(st, 6, SEC, "t", "net.unix",
-			      "{\"op\":\"connect\",\"path\":\"/run/firebreak/control.sock\",\"monitor_path\":true}",
+			      "{\"op\":\"connect\",\"path\":\"/run/firebreak/"
+			      "control.sock\",\"monitor_path\":true}",
 			      v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.monitor-socket");
@@ -366,8 +377,8 @@ static void test_cpu_saturation_over_a_window(void **state)
 	char f[128];
 	size_t n = 0;
 	/* (seconds, throttled seconds): busy 0-10 s and 10-20 s, calm 20-30 s, busy 30-40 s */
-	static const int64_t samples[][2] = { { 0, 0 },	 { 5, 4 },   { 10, 8 }, { 20, 16 },
-					       { 30, 17 }, { 40, 25 } };
+	static const int64_t samples[][2] = { { 0, 0 },	  { 5, 4 },   { 10, 8 },
+					      { 20, 16 }, { 30, 17 }, { 40, 25 } };
 	int fired[6] = { 0 };
 
 	event_init(&ev);

@@ -255,8 +255,8 @@ static void test_set_fields_replaces_and_encodes_compactly(void **state)
 static void test_set_fields_text_rejects_non_objects_and_keeps_old_fields(void **state)
 {
 	static const char *const bad[] = {
-		"", "{", "[]", "[1,2]", "42", "\"str\"", "null", "true",
-		"{\"a\":", "{not json}", "{} []", "{\"a\":1}x",
+		"",	"{",	"[]",	   "[1,2]",	 "42",	  "\"str\"",
+		"null", "true", "{\"a\":", "{not json}", "{} []", "{\"a\":1}x",
 	};
 	struct event ev;
 
@@ -602,9 +602,10 @@ static void test_field_readers_are_typed_and_top_level(void **state)
  */
 static void test_field_readers_skip_what_only_looks_like_the_key(void **state)
 {
-	struct event ev = with_fields("{\"argv\":[\"dst\",\"x\"],\"inner\":{\"dst\":\"9.9.9.9\","
-				      "\"l\":[1,{\"dst\":2}]},\"note\":\"\\\"dst\\\":\\\"6.6.6.6\\\"\","
-				      "\"dst\":\"1.2.3.4\"}");
+	struct event ev =
+		with_fields("{\"argv\":[\"dst\",\"x\"],\"inner\":{\"dst\":\"9.9.9.9\","
+			    "\"l\":[1,{\"dst\":2}]},\"note\":\"\\\"dst\\\":\\\"6.6.6.6\\\"\","
+			    "\"dst\":\"1.2.3.4\"}");
 	char buf[64];
 
 	assert_true(event_field_str(&ev, "dst", buf, sizeof(buf)));
@@ -616,7 +617,8 @@ static void test_field_readers_skip_what_only_looks_like_the_key(void **state)
 /* Strings come back decoded (escapes, \u to UTF-8) and cut to the buffer. */
 static void test_field_strings_are_decoded_and_cut(void **state)
 {
-	struct event ev = with_fields("{\"p\":\"/tmp/a\\\\b\\n\\u00e9\\ud800\",\"long\":\"abcdefgh\"}");
+	struct event ev =
+		with_fields("{\"p\":\"/tmp/a\\\\b\\n\\u00e9\\ud800\",\"long\":\"abcdefgh\"}");
 	char buf[32], small[4];
 
 	assert_true(event_field_str(&ev, "p", buf, sizeof(buf)));

@@ -27,15 +27,15 @@ static char root[PATH_MAX / 2]; /* the fixture: ROOT/bin holds the programs */
 
 /* Programs: a regular file each, and symlinks to test both spellings of one file. */
 static const char *const programs[] = {
-	"python3.11", "pytest", "git",	"find", "tar",	 "rsync", "curl",	 "perl",
-	"ruby",	      "node",	"php",	"lua5.4", "ls",	 "xz",	  "dash",	 "busybox",
-	"timeout",    "prog",	"ssh",	"scp",	"sftp", "env",
+	"python3.11", "pytest", "git", "find",	 "tar",	 "rsync", "curl", "perl",
+	"ruby",	      "node",	"php", "lua5.4", "ls",	 "xz",	  "dash", "busybox",
+	"timeout",    "prog",	"ssh", "scp",	 "sftp", "env",
 };
 static const char *const links[][2] = {
-	{ "python3", "python3.11" },	/* /usr/bin/python3 -> python3.11 */
-	{ "unxz", "xz" },		/* a multi-call binary under another name */
-	{ "runner", "dash" },		/* an innocent name for a shell */
-	{ "cat", "busybox" },		/* busybox-style applet */
+	{ "python3", "python3.11" }, /* /usr/bin/python3 -> python3.11 */
+	{ "unxz", "xz" },	     /* a multi-call binary under another name */
+	{ "runner", "dash" },	     /* an innocent name for a shell */
+	{ "cat", "busybox" },	     /* busybox-style applet */
 };
 
 static void path_of(char *buf, const char *name)
@@ -132,8 +132,8 @@ static struct policy *load(const char *tmpl)
 }
 
 #define PYTEST_FLAGS                                                                               \
-	"\"flags\": {\"allow\": [\"-q\", \"-x\", \"-v\", \"--tb=\", \"-k=\", \"--maxfail=\", "       \
-	"\"--color=\", \"--collect-only\", \"--co\", \"-p\"], \"deny\": [\"-p=\", \"--pdb\", "       \
+	"\"flags\": {\"allow\": [\"-q\", \"-x\", \"-v\", \"--tb=\", \"-k=\", \"--maxfail=\", "     \
+	"\"--color=\", \"--collect-only\", \"--co\", \"-p\"], \"deny\": [\"-p=\", \"--pdb\", "     \
 	"\"--pdbcls=\", \"--trace\"]}"
 
 static const char main_policy[] =
@@ -141,7 +141,8 @@ static const char main_policy[] =
 	" \"sandbox\": {\"path\": \"@/bin:@/missing\", \"env\": {\"LANG\": \"C.UTF-8\", \"HOME\": "
 	"\"/workspace\"}},\n"
 	" \"tools\": {\n"
-	"  \"run_tests\": {\"env_allow\": [\"TERM\", \"LC_*\", \"PYTHON*\", \"GIT_*\", \"PYTHONSAFEPATH\"],\n"
+	"  \"run_tests\": {\"env_allow\": [\"TERM\", \"LC_*\", \"PYTHON*\", \"GIT_*\", "
+	"\"PYTHONSAFEPATH\"],\n"
 	"   \"env\": {\"TOOL_FIXED\": \"1\", \"LANG\": \"C\"},\n"
 	"   \"commands\": [\n"
 	"    {\"program\": \"@/bin/python3\", \"prefix\": [\"-m\", \"pytest\"], " PYTEST_FLAGS ",\n"
@@ -150,8 +151,10 @@ static const char main_policy[] =
 	"     \"operands\": [\"tests\", \"tests/**\", \"test_*.py\", \"test_*.py::*\"]},\n"
 	"    {\"program\": \"@/missing/ghost\"}]},\n"
 	"  \"flags\": {\"commands\": [\n"
-	"    {\"program\": \"@/bin/prog\", \"prefix\": [\"run\"], \"flags\": {\"allow\": [\"-a\", \"-b\", "
-	"\"-n=\", \"--max-alpha\", \"--max-beta\", \"--name=\", \"--both\", \"--quiet\"], \"deny\": "
+	"    {\"program\": \"@/bin/prog\", \"prefix\": [\"run\"], \"flags\": {\"allow\": [\"-a\", "
+	"\"-b\", "
+	"\"-n=\", \"--max-alpha\", \"--max-beta\", \"--name=\", \"--both\", \"--quiet\"], "
+	"\"deny\": "
 	"[\"--both\", \"-z\", \"--zap=\"]}, \"operands\": \"any\"},\n"
 	"    {\"program\": \"@/bin/prog\", \"prefix\": [\"exact\"], \"abbrev\": false, \"flags\": "
 	"{\"allow\": [\"--max-time=\"], \"deny\": [\"--config=\"]}, \"operands\": \"none\"},\n"
@@ -160,7 +163,8 @@ static const char main_policy[] =
 	"[\"-p\"]}, \"operands\": \"any\"},\n"
 	"    {\"program\": \"@/bin/prog\", \"prefix\": [\"urls\"], \"operands\": [\"https://**\", "
 	"\"file-?.txt\", \"src/*.c\"]},\n"
-	"    {\"program\": \"@/bin/xz\", \"flags\": {\"allow\": [\"-d\"]}, \"operands\": \"any\"}]},\n"
+	"    {\"program\": \"@/bin/xz\", \"flags\": {\"allow\": [\"-d\"]}, \"operands\": "
+	"\"any\"}]},\n"
 	"  \"open\": {\"wrappers\": [\"timeout\", \"ssh\", \"scp\", \"sftp\"], \"unsafe_allow\": "
 	"[\"find -exec\"], \"commands\": [\n"
 	"    {\"program\": \"@/bin/timeout\", \"operands\": \"any\"},\n"
@@ -238,13 +242,15 @@ static void expect_deny_at(const char *tool, const char *rule, int arg, char *co
 	if (d.allowed || strcmp(d.rule, rule) != 0)
 		fail_msg("%s: got %s, want %s", show(argv), d.message, rule);
 	if (arg >= 0 && d.arg != arg)
-		fail_msg("%s: fired on argument %d, want %d: %s", show(argv), d.arg, arg, d.message);
+		fail_msg("%s: fired on argument %d, want %d: %s", show(argv), d.arg, arg,
+			 d.message);
 	if (d.arg >= 0 && strlen(argv[d.arg]) < 60) {
 		char quoted[128];
 
 		snprintf(quoted, sizeof(quoted), "\"%s\"", argv[d.arg]);
 		if (!strchr(argv[d.arg], '"') && !strstr(d.message, quoted))
-			fail_msg("%s: message does not quote the argument: %s", show(argv), d.message);
+			fail_msg("%s: message does not quote the argument: %s", show(argv),
+				 d.message);
 	}
 }
 
@@ -425,7 +431,8 @@ static void test_every_denied_flag_form_is_denied(void **state)
 
 static void test_flag_both_allowed_and_denied_is_denied(void **state)
 {
-	/* "-p" is in run_tests' allow list and "-p=" in its deny list; "--both" in both of flags'. */
+	/* "-p" is in run_tests' allow list and "-p=" in its deny list; "--both" in both of flags'.
+	 */
 	expect_deny_at("run_tests", GATE_RULE_FLAG_DENIED, 1, ARGV("pytest", "-p", "x"));
 	expect_deny_at("flags", GATE_RULE_FLAG_DENIED, 2, ARGV("prog", "run", "--both"));
 	expect_deny_at("flags", GATE_RULE_FLAG_DENIED, 2, ARGV("prog", "run", "--bo"));
@@ -504,7 +511,8 @@ static void test_operand_patterns(void **state)
 	expect_allow("flags", ARGV("prog", "urls", "file-1.txt", "src/main.c"));
 	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "../../etc/passwd"));
 	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "tests/../../etc"));
-	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "tests/.hidden/test_x.py"));
+	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1,
+		       ARGV("pytest", "tests/.hidden/test_x.py"));
 	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "/etc/passwd"));
 	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "testsuite"));
 	expect_deny_at("run_tests", GATE_RULE_OPERAND, 1, ARGV("pytest", "sub/test_a.py"));
@@ -553,12 +561,13 @@ static void test_operand_matching_is_capped(void **state)
 static void test_every_wrapper_is_refused_by_its_argv0_name(void **state)
 {
 	static const char *const names[] = {
-		"env",	  "xargs", "timeout", "nice",	"nohup",   "stdbuf", "setsid", "sudo",
-		"su",	  "doas",  "runuser", "setpriv", "capsh",   "chroot", "unshare", "nsenter",
-		"ionice", "taskset", "chrt",  "strace",	"ltrace",  "gdb",    "script", "watch",
-		"flock",  "time",  "busybox", "sh",	"bash",	   "dash",   "zsh",    "ksh",
-		"fish",	  "csh",   "tcsh",    "awk",	"gawk",	   "mawk",   "sed",    "ssh",
-		"make",	  "ld-linux-x86-64.so.2",
+		"env",	  "xargs",  "timeout", "nice",	  "nohup",   "stdbuf",
+		"setsid", "sudo",   "su",      "doas",	  "runuser", "setpriv",
+		"capsh",  "chroot", "unshare", "nsenter", "ionice",  "taskset",
+		"chrt",	  "strace", "ltrace",  "gdb",	  "script",  "watch",
+		"flock",  "time",   "busybox", "sh",	  "bash",    "dash",
+		"zsh",	  "ksh",    "fish",    "csh",	  "tcsh",    "awk",
+		"gawk",	  "mawk",   "sed",     "ssh",	  "make",    "ld-linux-x86-64.so.2",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -599,13 +608,15 @@ static void test_python_inline_code_in_every_form_is_refused(void **state)
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("python3", "-IBsc", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 3,
 		       ARGV("python3", "-W", "ignore", "-c", "x"));
-	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 2, ARGV("python3", "-Wignore", "-c", "x"));
+	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 2,
+		       ARGV("python3", "-Wignore", "-c", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 3,
 		       ARGV("python3", "-X", "dev", "-c", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 3,
 		       ARGV("python3", "--check-hash-based-pycs", "never", "-c", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("python3", "-"));
-	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("python3", "-i", "-m", "pytest"));
+	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1,
+		       ARGV("python3", "-i", "-m", "pytest"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("python3.11", "-c", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("/usr/bin/python2", "-c", "x"));
 	expect_deny_at("run_tests", GATE_RULE_INLINE_CODE, 1, ARGV("pypy3", "-c", "x"));
@@ -628,15 +639,24 @@ static void test_python_arguments_of_the_module_or_script_are_not_python_options
 static void test_other_interpreters_inline_code_is_refused(void **state)
 {
 	static const char *const cases[][4] = {
-		{ "perl", "-e", "system(1)", "" },  { "perl", "-lne", "print", "" },
-		{ "perl", "-E", "say 1", "" },	    { "perl", "-Mstrict;system(1)", "", "" },
-		{ "perl", "-", "", "" },	    { "perl5.36.0", "-e", "1", "" },
-		{ "ruby", "-e", "exit", "" },	    { "ruby", "-ne", "p", "" },
-		{ "node", "-e", "1", "" },	    { "node", "--eval=1", "", "" },
-		{ "node", "--ev", "1", "" },	    { "node", "-pe", "1", "" },
-		{ "node", "--print", "1", "" },	    { "nodejs", "-i", "", "" },
-		{ "php", "-r", "system('id');", "" }, { "php", "-d", "auto_prepend_file=x", "" },
-		{ "php8.2", "-B", "x", "" },	    { "lua5.4", "-e", "os.execute()", "" },
+		{ "perl", "-e", "system(1)", "" },
+		{ "perl", "-lne", "print", "" },
+		{ "perl", "-E", "say 1", "" },
+		{ "perl", "-Mstrict;system(1)", "", "" },
+		{ "perl", "-", "", "" },
+		{ "perl5.36.0", "-e", "1", "" },
+		{ "ruby", "-e", "exit", "" },
+		{ "ruby", "-ne", "p", "" },
+		{ "node", "-e", "1", "" },
+		{ "node", "--eval=1", "", "" },
+		{ "node", "--ev", "1", "" },
+		{ "node", "-pe", "1", "" },
+		{ "node", "--print", "1", "" },
+		{ "nodejs", "-i", "", "" },
+		{ "php", "-r", "system('id');", "" },
+		{ "php", "-d", "auto_prepend_file=x", "" },
+		{ "php8.2", "-B", "x", "" },
+		{ "lua5.4", "-e", "os.execute()", "" },
 		{ "luajit", "-", "", "" },
 	};
 
@@ -656,9 +676,9 @@ static void test_other_interpreters_inline_code_is_refused(void **state)
 
 static void test_find_actions_that_run_delete_or_write_are_refused(void **state)
 {
-	static const char *const actions[] = { "-exec",	  "-execdir", "-ok",	   "-okdir",
-					       "-delete", "-fprint",  "-fprint0", "-fprintf",
-					       "-fls" };
+	static const char *const actions[] = { "-exec",	   "-execdir", "-ok",
+					       "-okdir",   "-delete",  "-fprint",
+					       "-fprint0", "-fprintf", "-fls" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(actions); i++)
 		expect_deny_at("run_tests", GATE_RULE_UNSAFE_OPTION, 4,
@@ -669,7 +689,8 @@ static void test_find_actions_that_run_delete_or_write_are_refused(void **state)
 static void test_unsafe_allow_turns_off_exactly_the_named_entry(void **state)
 {
 	expect_allow("open", ARGV("find", ".", "-exec", "ls", ";"));
-	expect_deny_at("open", GATE_RULE_UNSAFE_OPTION, 2, ARGV("find", ".", "-execdir", "ls", ";"));
+	expect_deny_at("open", GATE_RULE_UNSAFE_OPTION, 2,
+		       ARGV("find", ".", "-execdir", "ls", ";"));
 	expect_deny_at("open", GATE_RULE_UNSAFE_OPTION, 2, ARGV("find", ".", "-delete"));
 }
 
@@ -687,8 +708,12 @@ static void test_git_injection_forms_are_refused(void **state)
 		{ GATE_RULE_UNSAFE_OPTION, 1, { "git", "--exec-path=/workspace", "status" } },
 		{ GATE_RULE_UNSAFE_OPTION, 1, { "git", "--exec-path" } },
 		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "clone", "-c", "core.sshCommand=x", "u" } },
-		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "clone", "--config=core.sshCommand=x", "u" } },
-		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "fetch", "--upload-pack=touch x", "origin" } },
+		{ GATE_RULE_UNSAFE_OPTION,
+		  2,
+		  { "git", "clone", "--config=core.sshCommand=x", "u" } },
+		{ GATE_RULE_UNSAFE_OPTION,
+		  2,
+		  { "git", "fetch", "--upload-pack=touch x", "origin" } },
 		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "fetch", "--upload-pa", "sh", "origin" } },
 		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "ls-remote", "--upl=x", "origin" } },
 		{ GATE_RULE_UNSAFE_OPTION, 2, { "git", "pull", "--upload-pack", "x" } },
@@ -719,8 +744,8 @@ static void test_git_injection_forms_are_refused(void **state)
 			want_arg = 4;
 		if (d.allowed || strcmp(d.rule, cases[i].rule) != 0 || d.arg != want_arg)
 			fail_msg("%s: got %s (argument %d), want %s at %d",
-				 show((char *const *)cases[i].argv), d.message, d.arg, cases[i].rule,
-				 want_arg);
+				 show((char *const *)cases[i].argv), d.message, d.arg,
+				 cases[i].rule, want_arg);
 	}
 }
 
@@ -731,7 +756,8 @@ static void test_git_legitimate_forms_pass_the_invariants(void **state)
 	expect_allow("open", ARGV("git", "log", "HEAD~3.."));
 	expect_no_invariant("open", ARGV("git", "status", "--short"));
 	expect_no_invariant("open", ARGV("git", "commit", "-c", "HEAD"));
-	expect_no_invariant("open", ARGV("git", "commit", "-m", "fix -c and --upload-pack handling"));
+	expect_no_invariant("open",
+			    ARGV("git", "commit", "-m", "fix -c and --upload-pack handling"));
 	expect_no_invariant("open", ARGV("git", "-C", "sub", "status"));
 	expect_no_invariant("open", ARGV("git", "--git-dir", "x/.git", "log", "-u"));
 	expect_no_invariant("open", ARGV("git", "status", "-uno"));
@@ -845,9 +871,9 @@ static void test_build_env_passes_only_the_allowlist(void **state)
 		"=x",
 		NULL,
 	};
-	static const char *const gone[] = { "LD_PRELOAD",	"PYTHONPATH",	  "GIT_SSH_COMMAND",
-					    "GIT_CONFIG_COUNT", "NODE_OPTIONS",	  "PYTEST_ADDOPTS",
-					    "BASH_FUNC_ls%%",	"SECRET_TOKEN",	  "TERM",
+	static const char *const gone[] = { "LD_PRELOAD",	"PYTHONPATH",	"GIT_SSH_COMMAND",
+					    "GIT_CONFIG_COUNT", "NODE_OPTIONS", "PYTEST_ADDOPTS",
+					    "BASH_FUNC_ls%%",	"SECRET_TOKEN", "TERM",
 					    "noequals" };
 	struct gate_env *e = NULL;
 	char *const *v, *const *dropped;
@@ -903,16 +929,55 @@ static void test_env_allow_patterns_never_pass_a_never_pass_name(void **state)
 static void test_never_pass_list_covers_the_documented_names(void **state)
 {
 	static const char *const names[] = {
-		"LD_PRELOAD",	  "LD_LIBRARY_PATH", "LD_AUDIT",       "PYTHONSTARTUP", "PYTHONPATH",
-		"PYTHONHOME",	  "GIT_SSH_COMMAND", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "NODE_OPTIONS",
-		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "BASH_ENV",
-		"ENV",		  "PERL5OPT",	     "PERL5LIB",       "RUBYOPT",	"RUBYLIB",
-		"NODE_PATH",	  "PROMPT_COMMAND",  "IFS",	       "SHELLOPTS",	"BASHOPTS",
-		"PS4",		  "GCONV_PATH",	     "LOCPATH",	       "MALLOC_CHECK_", "GLIBC_TUNABLES",
-		"HOSTALIASES",	  "RES_OPTIONS",     "LOCALDOMAIN",    "NLSPATH",
-		"EDITOR",	  "VISUAL",	     "PAGER",	       "GIT_PAGER",	"MANPAGER",
-		"SYSTEMD_PAGER",  "LESS",	     "OPENSSL_CONF",   "OPENSSL_MODULES", "SSL_CERT_FILE",
-		"SSL_CERT_DIR",	  "GEM_PATH",	     "TERMINFO",       "PERL_MB_OPT",	"BROWSER",
+		"LD_PRELOAD",
+		"LD_LIBRARY_PATH",
+		"LD_AUDIT",
+		"PYTHONSTARTUP",
+		"PYTHONPATH",
+		"PYTHONHOME",
+		"GIT_SSH_COMMAND",
+		"GIT_CONFIG_COUNT",
+		"GIT_EXEC_PATH",
+		"NODE_OPTIONS",
+		"JAVA_TOOL_OPTIONS",
+		"_JAVA_OPTIONS",
+		"PYTEST_ADDOPTS",
+		"PYTEST_PLUGINS",
+		"BASH_ENV",
+		"ENV",
+		"PERL5OPT",
+		"PERL5LIB",
+		"RUBYOPT",
+		"RUBYLIB",
+		"NODE_PATH",
+		"PROMPT_COMMAND",
+		"IFS",
+		"SHELLOPTS",
+		"BASHOPTS",
+		"PS4",
+		"GCONV_PATH",
+		"LOCPATH",
+		"MALLOC_CHECK_",
+		"GLIBC_TUNABLES",
+		"HOSTALIASES",
+		"RES_OPTIONS",
+		"LOCALDOMAIN",
+		"NLSPATH",
+		"EDITOR",
+		"VISUAL",
+		"PAGER",
+		"GIT_PAGER",
+		"MANPAGER",
+		"SYSTEMD_PAGER",
+		"LESS",
+		"OPENSSL_CONF",
+		"OPENSSL_MODULES",
+		"SSL_CERT_FILE",
+		"SSL_CERT_DIR",
+		"GEM_PATH",
+		"TERMINFO",
+		"PERL_MB_OPT",
+		"BROWSER",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
@@ -970,9 +1035,11 @@ static void test_run_test_passes_and_fails_as_the_vector_says(void **state)
 		"{\"tool\": \"t\", \"argv\": [\"ls\", \"-a\"], \"expect\": \"deny\", \"rule\": "
 		"\"flag-denied\"},\n"
 		"{\"tool\": \"t\", \"env\": \"TERM\", \"expect\": \"allow\"},\n"
-		"{\"tool\": \"t\", \"env\": \"LD_PRELOAD\", \"expect\": \"deny\", \"rule\": \"env\"},\n"
+		"{\"tool\": \"t\", \"env\": \"LD_PRELOAD\", \"expect\": \"deny\", \"rule\": "
+		"\"env\"},\n"
 		"{\"tool\": \"t\", \"env\": \"LD_PRELOAD\", \"expect\": \"allow\"},\n"
-		"{\"tool\": \"x\", \"env\": \"TERM\", \"expect\": \"deny\", \"rule\": \"unknown-tool\"}]}");
+		"{\"tool\": \"x\", \"env\": \"TERM\", \"expect\": \"deny\", \"rule\": "
+		"\"unknown-tool\"}]}");
 	static const int want[] = { 1, 0, 1, 0, 1, 1, 0, 1 };
 	struct gate_decision d;
 
@@ -1027,7 +1094,8 @@ int main(void)
 		cmocka_unit_test(test_unpinned_unfound_or_relative_programs_are_not_in_scope),
 		cmocka_unit_test(test_multi_call_binary_under_another_name_is_not_in_scope),
 		cmocka_unit_test(test_prefix_mismatch_is_the_prefix_rule),
-		cmocka_unit_test(test_program_missing_on_this_host_resolves_by_name_only_when_asked),
+		cmocka_unit_test(
+			test_program_missing_on_this_host_resolves_by_name_only_when_asked),
 		cmocka_unit_test(test_unknown_tool_and_bad_argv_are_refused),
 		cmocka_unit_test(test_every_legitimate_flag_form_is_allowed),
 		cmocka_unit_test(test_every_denied_flag_form_is_denied),
@@ -1045,7 +1113,8 @@ int main(void)
 		cmocka_unit_test(test_wrapper_is_refused_by_its_resolved_name),
 		cmocka_unit_test(test_wrapper_named_in_the_scope_is_allowed_and_only_that_one),
 		cmocka_unit_test(test_python_inline_code_in_every_form_is_refused),
-		cmocka_unit_test(test_python_arguments_of_the_module_or_script_are_not_python_options),
+		cmocka_unit_test(
+			test_python_arguments_of_the_module_or_script_are_not_python_options),
 		cmocka_unit_test(test_other_interpreters_inline_code_is_refused),
 		cmocka_unit_test(test_find_actions_that_run_delete_or_write_are_refused),
 		cmocka_unit_test(test_unsafe_allow_turns_off_exactly_the_named_entry),

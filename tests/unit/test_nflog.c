@@ -1,6 +1,6 @@
 /*
- * The DLT_NFLOG frame parser (collectors/nflog/nflog-pcap.h): prefix and IPv4/IPv6 five-tuple from the
- * TLVs as the kernel lays them out, and refusal of truncated or zero-length TLVs (what a short
+ * The DLT_NFLOG frame parser (collectors/nflog/nflog-pcap.h): prefix and IPv4/IPv6 five-tuple from
+ * the TLVs as the kernel lays them out, and refusal of truncated or zero-length TLVs (what a short
  * read buffer once produced) rather than a half-read packet.
  */
 #include <errno.h>
@@ -40,8 +40,8 @@ static size_t frame(uint8_t *f, const char *prefix, const uint8_t *ip, uint16_t 
 
 static void test_ipv4_udp(void **state)
 {
-	uint8_t ip[28] = { 0x45, 0, 0, 28, 0, 0, 0, 0, 64, IPPROTO_UDP, 0, 0, 10, 199, 0, 3,
-			   203, 0, 113, 66, 0x9c, 0x40, 0x11, 0x5c, 0, 8, 0, 0 };
+	uint8_t ip[28] = { 0x45, 0, 0,	 28, 0,	  0,  0,    0,	  64,	IPPROTO_UDP, 0, 0, 10, 199,
+			   0,	 3, 203, 0,  113, 66, 0x9c, 0x40, 0x11, 0x5c,	     0, 8, 0,  0 };
 	uint8_t f[512];
 	struct nflog_packet p;
 	size_t n = frame(f, "firebreak:dp1 ", ip, sizeof(ip));
@@ -84,11 +84,11 @@ static void test_refuses_truncated_and_zero_length_tlvs(void **state)
 	struct nflog_packet p;
 	size_t n = frame(f, "firebreak:dp1 ", ip, sizeof(ip));
 
-	assert_int_equal(nflog_parse(f, n - 8, &p), -EINVAL);	/* payload cut short */
+	assert_int_equal(nflog_parse(f, n - 8, &p), -EINVAL); /* payload cut short */
 	assert_int_equal(nflog_parse(f, 3, &p), -EINVAL);
-	memset(f + 12, 0, 4);					/* a zero-length TLV */
+	memset(f + 12, 0, 4); /* a zero-length TLV */
 	assert_int_equal(nflog_parse(f, n, &p), -EINVAL);
-	n = frame(f, "firebreak:dp1 ", ip, 0);			/* no IP header at all */
+	n = frame(f, "firebreak:dp1 ", ip, 0); /* no IP header at all */
 	assert_int_equal(nflog_parse(f, n, &p), -EINVAL);
 }
 

@@ -50,15 +50,17 @@ static void test_unknown_key_deep_in_a_command_points_at_the_key(void **state)
 	expect_error("{\"version\": 1, \"name\": \"p\",\n"
 		     "\"tools\": {\n"
 		     "  \"t\": {\"commands\": [\n"
-		     "    {\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-l\"], \"alow\": []}}]}}}",
+		     "    {\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-l\"], "
+		     "\"alow\": []}}]}}}",
 		     "p.json:4:59: unknown key \"alow\" (known here: allow, deny)");
 }
 
 static void test_first_unknown_key_in_the_text_is_reported(void **state)
 {
-	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"zz\": 1, \"aa\": 2},\n" TOOLS
-		     "}",
-		     "p.json:1:41: unknown key \"zz\"");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"zz\": 1, \"aa\": 2},\n" TOOLS
+		"}",
+		"p.json:1:41: unknown key \"zz\"");
 }
 
 static void test_duplicate_key_points_at_the_repeat_not_the_first(void **state)
@@ -75,12 +77,15 @@ static void test_wrong_types_point_at_the_value(void **state)
 {
 	expect_error("{\"version\": \"1\", \"name\": \"p\", " TOOLS "}",
 		     "p.json:1:13: \"version\" must be an integer, not a string");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"pids\": \"many\"}, " TOOLS "}",
+	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"pids\": \"many\"}, " TOOLS
+		     "}",
 		     "p.json:1:49: \"pids\" must be an integer, not a string");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"swap\": \"no\"}, " TOOLS "}",
+	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"swap\": \"no\"}, " TOOLS
+		     "}",
 		     "p.json:1:49: \"swap\" must be true or false, not a string");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"memory\": 512}, " TOOLS "}",
-		     "p.json:1:51: \"memory\" must be a size string such as \"512M\", not an integer");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"memory\": 512}, " TOOLS "}",
+		"p.json:1:51: \"memory\" must be a size string such as \"512M\", not an integer");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": []}",
 		     "p.json:1:38: \"tools\" must be an object, not an array");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"commands\": "
@@ -98,19 +103,26 @@ static void test_bad_values_point_at_the_value(void **state)
 	static const struct {
 		const char *sandbox, *want;
 	} cases[] = {
-		{ "\"memory\": \"lots\"", "p.json:1:51: \"memory\" must be a size such as \"512M\"" },
-		{ "\"memory\": \"1M\"", "p.json:1:51: \"memory\" must be a size such as \"512M\" (suffix K, M, G or T; at least 4M)" },
+		{ "\"memory\": \"lots\"",
+		  "p.json:1:51: \"memory\" must be a size such as \"512M\"" },
+		{ "\"memory\": \"1M\"", "p.json:1:51: \"memory\" must be a size such as \"512M\" "
+					"(suffix K, M, G or T; at least 4M)" },
 		{ "\"wall_clock\": \"forever\"", "p.json:1:55: \"wall_clock\" must be a duration" },
 		{ "\"uid\": 0", "p.json:1:48: \"uid\" must be from 1 to 4294967294" },
 		{ "\"gid\": -1", "p.json:1:48: \"gid\" must be from 1 to 4294967294" },
 		{ "\"cpu\": 0", "p.json:1:48: \"cpu\" must be from 0.01 to 4096 cores" },
 		{ "\"cpu\": \"1\"", "p.json:1:48: \"cpu\" must be a number of cores" },
 		{ "\"pids\": 0", "p.json:1:49: \"pids\" must be from 1 to 4194304" },
-		{ "\"path\": \"usr/bin\"", "p.json:1:49: \"path\" entry \"usr/bin\" must be an absolute directory" },
-		{ "\"path\": \"/usr/bin::/bin\"", "p.json:1:49: \"path\" must be absolute directories" },
-		{ "\"path\": \"/usr/bin:/workspace/bin\"", "p.json:1:49: \"path\" entry \"/workspace/bin\" is writable inside the sandbox" },
-		{ "\"path\": \"/usr/../tmp\"", "p.json:1:49: \"path\" entry \"/usr/../tmp\" must be an absolute directory without . or .." },
-		{ "\"env\": {\"PATH\": \"/x\"}", "p.json:1:49: PATH is set by \"sandbox\".\"path\"" },
+		{ "\"path\": \"usr/bin\"",
+		  "p.json:1:49: \"path\" entry \"usr/bin\" must be an absolute directory" },
+		{ "\"path\": \"/usr/bin::/bin\"",
+		  "p.json:1:49: \"path\" must be absolute directories" },
+		{ "\"path\": \"/usr/bin:/workspace/bin\"",
+		  "p.json:1:49: \"path\" entry \"/workspace/bin\" is writable inside the sandbox" },
+		{ "\"path\": \"/usr/../tmp\"", "p.json:1:49: \"path\" entry \"/usr/../tmp\" must "
+					       "be an absolute directory without . or .." },
+		{ "\"env\": {\"PATH\": \"/x\"}",
+		  "p.json:1:49: PATH is set by \"sandbox\".\"path\"" },
 		{ "\"env\": {\"A-B\": \"x\"}", "p.json:1:49: \"A-B\" is not a variable name" },
 		{ "\"io\": {\"read_bps\": \"fast\"}", "p.json:1:60: \"read_bps\" must be a size" },
 	};
@@ -134,23 +146,33 @@ static void test_bad_commands_point_at_the_value(void **state)
 		const char *command, *want;
 	} cases[] = {
 		{ "{\"program\": \"ls\"}", "p.json:1:70: \"program\" must be an absolute path" },
-		{ "{\"program\": \"/tmp/ls\"}", "p.json:1:70: \"program\" must be an absolute path without . or .., outside /workspace and /tmp" },
+		{ "{\"program\": \"/tmp/ls\"}", "p.json:1:70: \"program\" must be an absolute path "
+						"without . or .., outside /workspace and /tmp" },
 		{ "{\"program\": \"/workspace/bin/ls\"}", "p.json:1:70: \"program\" must be" },
 		{ "{\"program\": \"/usr/bin/../bin/ls\"}", "p.json:1:70: \"program\" must be" },
-		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"q\"]}}", "p.json:1:105: \"q\": a flag is one or two dashes" },
-		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"--a=b\"]}}", "p.json:1:105: \"--a=b\": a flag" },
-		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"deny\": [\"-\"]}}", "p.json:1:104: \"-\": a flag" },
-		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-l\", \"-a\", \"-l\"]}}", "p.json:1:117: \"-l\" is listed twice in \"allow\"" },
-		{ "{\"program\": \"/usr/bin/ls\", \"operands\": \"some\"}", "p.json:1:97: \"operands\" must be \"any\", \"none\" or a list of patterns" },
-		{ "{\"program\": \"/usr/bin/ls\", \"operands\": [\"\"]}", "p.json:1:98: \"\": an operand pattern is 1 to 256 bytes" },
-		{ "{\"program\": \"/usr/bin/ls\", \"short_bundles\": 1}", "p.json:1:102: \"short_bundles\" must be true or false" },
+		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"q\"]}}",
+		  "p.json:1:105: \"q\": a flag is one or two dashes" },
+		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"--a=b\"]}}",
+		  "p.json:1:105: \"--a=b\": a flag" },
+		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"deny\": [\"-\"]}}",
+		  "p.json:1:104: \"-\": a flag" },
+		{ "{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-l\", \"-a\", "
+		  "\"-l\"]}}",
+		  "p.json:1:117: \"-l\" is listed twice in \"allow\"" },
+		{ "{\"program\": \"/usr/bin/ls\", \"operands\": \"some\"}",
+		  "p.json:1:97: \"operands\" must be \"any\", \"none\" or a list of patterns" },
+		{ "{\"program\": \"/usr/bin/ls\", \"operands\": [\"\"]}",
+		  "p.json:1:98: \"\": an operand pattern is 1 to 256 bytes" },
+		{ "{\"program\": \"/usr/bin/ls\", \"short_bundles\": 1}",
+		  "p.json:1:102: \"short_bundles\" must be true or false" },
 		{ "{\"prefix\": []}", "p.json:1:58: missing \"program\"" },
 	};
 	char text[1024];
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(text, sizeof(text),
-			 "{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"commands\": [%s]}}}",
+			 "{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"commands\": "
+			 "[%s]}}}",
 			 cases[i].command);
 		expect_error(text, cases[i].want);
 	}
@@ -166,33 +188,38 @@ static void test_bad_tools_point_at_the_key_or_value(void **state)
 		     "p.json:1:57: \"commands\" must be a non-empty array");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {}}}",
 		     "p.json:1:44: tool \"t\" is missing \"commands\"");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"wrappers\": [\"bash\", "
-		     "\"bassh\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
-		     "p.json:1:66: \"bassh\": not a built-in wrapper");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"wrappers\": [\"bash\", "
+		"\"bassh\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
+		"p.json:1:66: \"bassh\": not a built-in wrapper");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"unsafe_allow\": "
 		     "[\"find -eggs\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
 		     "p.json:1:62: \"find -eggs\": not a built-in unsafe option");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"call_timeout\": \"1ms\", "
-		     "\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
-		     "p.json:1:61: \"call_timeout\" must be a duration such as \"30s\", \"5m\" or "
-		     "\"2h\" (at least 100ms)");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"call_timeout\": \"1ms\", "
+		"\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
+		"p.json:1:61: \"call_timeout\" must be a duration such as \"30s\", \"5m\" or "
+		"\"2h\" (at least 100ms)");
 }
 
 static void test_env_allow_may_not_name_a_fixed_variable(void **state)
 {
-	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": [\"TERM\", "
-		     "\"PATH\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
-		     "p.json:1:67: \"PATH\" is fixed by the policy");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": [\"TERM\", "
+		"\"PATH\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
+		"p.json:1:67: \"PATH\" is fixed by the policy");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"env\": {\"LANG\": \"C\"}}, "
 		     "\"tools\": {\"t\": {\"env_allow\": [\"LANG\"], \"commands\": [{\"program\": "
 		     "\"/usr/bin/ls\"}]}}}",
 		     "p.json:1:94: \"LANG\" is fixed by the policy");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env\": {\"X\": \"1\"}, "
-		     "\"env_allow\": [\"X\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
-		     "p.json:1:78: \"X\" is fixed by the policy");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": [\"LC-*\"], "
-		     "\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
-		     "p.json:1:59: \"LC-*\": not a variable name");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env\": {\"X\": \"1\"}, "
+		"\"env_allow\": [\"X\"], \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
+		"p.json:1:78: \"X\" is fixed by the policy");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": [\"LC-*\"], "
+		"\"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}",
+		"p.json:1:59: \"LC-*\": not a variable name");
 }
 
 static void test_bad_tests_point_at_the_value(void **state)
@@ -200,12 +227,14 @@ static void test_bad_tests_point_at_the_value(void **state)
 	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
 		     "\"tests\": [{\"tool\": \"t\", \"argv\": [\"ls\"], \"expect\": \"maybe\"}]}",
 		     "p.json:2:51: \"expect\" must be \"allow\" or \"deny\"");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
+		"\"tests\": [{\"tool\": \"t\", \"argv\": [\"ls\"], \"expect\": \"deny\", \"rule\": "
+		"\"nope\"}]}",
+		"p.json:2:67: \"nope\" is not a gate rule");
 	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
-		     "\"tests\": [{\"tool\": \"t\", \"argv\": [\"ls\"], \"expect\": \"deny\", \"rule\": "
-		     "\"nope\"}]}",
-		     "p.json:2:67: \"nope\" is not a gate rule");
-	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
-		     "\"tests\": [{\"tool\": \"t\", \"argv\": [\"ls\"], \"expect\": \"allow\", \"rule\": "
+		     "\"tests\": [{\"tool\": \"t\", \"argv\": [\"ls\"], \"expect\": \"allow\", "
+		     "\"rule\": "
 		     "\"operand\"}]}",
 		     "p.json:2:68: \"rule\" names why a call is refused");
 	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
@@ -214,10 +243,11 @@ static void test_bad_tests_point_at_the_value(void **state)
 	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
 		     "\"tests\": [{\"tool\": \"t\", \"expect\": \"deny\"}]}",
 		     "p.json:2:11: a test has either \"argv\" or \"env\", not neither");
-	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
-		     "\"tests\": [{\"tool\": \"t\", \"env\": \"X\", \"argv\": [\"ls\"], \"expect\": "
-		     "\"deny\"}]}",
-		     "p.json:2:11: a test has either \"argv\" or \"env\", not both");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
+		"\"tests\": [{\"tool\": \"t\", \"env\": \"X\", \"argv\": [\"ls\"], \"expect\": "
+		"\"deny\"}]}",
+		"p.json:2:11: a test has either \"argv\" or \"env\", not both");
 }
 
 static void test_missing_required_keys_point_at_the_object(void **state)
@@ -226,7 +256,8 @@ static void test_missing_required_keys_point_at_the_object(void **state)
 		     "p.json:1:1: missing \"version\" (this build reads version 1)");
 	expect_error("{\"version\": 1, " TOOLS "}", "p.json:1:1: missing \"name\"");
 	expect_error("{\"version\": 1, \"name\": \"p\"}", "p.json:1:1: missing \"tools\"");
-	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n  \"tests\": [{\"argv\": [\"ls\"], "
+	expect_error("{\"version\": 1, \"name\": \"p\", " TOOLS
+		     ",\n  \"tests\": [{\"argv\": [\"ls\"], "
 		     "\"expect\": \"deny\"}]}",
 		     "p.json:2:13: missing \"tool\"");
 }
@@ -248,7 +279,8 @@ static void test_nesting_past_the_scanner_cap_is_refused_with_a_position(void **
 	char err[512];
 
 	assert_non_null(text);
-	n += (size_t)sprintf(text, "{\"version\": 1, \"name\": \"p\", " TOOLS ", \"detectors\": {\"x\": ");
+	n += (size_t)sprintf(text, "{\"version\": 1, \"name\": \"p\", " TOOLS
+				   ", \"detectors\": {\"x\": ");
 	for (size_t i = 0; i < depth; i++)
 		text[n++] = '[';
 	for (size_t i = 0; i < depth; i++)
@@ -302,9 +334,11 @@ static void test_every_sandbox_value_is_read(void **state)
 {
 	struct policy *p = load_ok(
 		"{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"uid\": 1000, \"gid\": 1001, "
-		"\"memory\": \"2G\", \"swap\": true, \"pids\": 64, \"cpu\": 0.5, \"io\": {\"read_bps\": "
+		"\"memory\": \"2G\", \"swap\": true, \"pids\": 64, \"cpu\": 0.5, \"io\": "
+		"{\"read_bps\": "
 		"\"50M\", \"write_bps\": \"20M\"}, \"workspace\": \"1G\", \"tmp\": \"32M\", "
-		"\"open_files\": 256, \"wall_clock\": \"30m\", \"path\": \"/usr/bin:/bin\", \"env\": "
+		"\"open_files\": 256, \"wall_clock\": \"30m\", \"path\": \"/usr/bin:/bin\", "
+		"\"env\": "
 		"{\"LANG\": \"C.UTF-8\", \"HOME\": \"/home/agent\"}}, \"tools\": {\"t\": {"
 		"\"call_timeout\": \"90s\", \"commands\": [{\"program\": \"/usr/bin/ls\"}]}}}");
 	const struct policy_sandbox *sb = policy_sandbox(p);
@@ -350,8 +384,8 @@ static void test_detectors_section_and_its_defaults(void **state)
 
 	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 3, "
 		    "\"deny_burst_window\": \"30s\", \"deny_distinct\": 2, \"actions\": "
-		    "{\"high\": \"kill\", \"medium\": \"freeze\"}, \"off\": [\"monitor.blind\"]}, " TOOLS
-		    "}");
+		    "{\"high\": \"kill\", \"medium\": \"freeze\"}, \"off\": "
+		    "[\"monitor.blind\"]}, " TOOLS "}");
 	d = policy_detectors(p);
 	assert_int_equal(d->deny_burst_count, 3);
 	assert_int_equal(d->deny_burst_window_ns, 30 * NSEC_PER_SEC);
@@ -366,18 +400,21 @@ static void test_detectors_section_and_its_defaults(void **state)
 
 	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": \"on\", " TOOLS "}",
 		     "p.json:1:42: \"detectors\" must be an object, not a string");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"anything\": 1}, " TOOLS "}",
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"anything\": 1}, " TOOLS
+		     "}",
 		     "p.json:1:43: unknown key \"anything\"");
 	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"actions\": {\"high\": "
 		     "\"explode\"}}, " TOOLS "}",
 		     "p.json:1:63: an action is \"record\", \"alert\", \"freeze\", \"quarantine\" "
 		     "or \"kill\"");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"off\": [\"net.nope\"]}, "
-		     TOOLS "}",
-		     "p.json:1:51: \"net.nope\": not a detector rule");
-	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 0}, "
-		     TOOLS "}",
-		     "p.json:1:63: \"deny_burst_count\" must be from 1 to 64");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"detectors\": {\"off\": [\"net.nope\"]}, " TOOLS
+		"}",
+		"p.json:1:51: \"net.nope\": not a detector rule");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 0}, " TOOLS
+		"}",
+		"p.json:1:63: \"deny_burst_count\" must be from 1 to 64");
 }
 
 static void test_tool_children_and_single_process(void **state)
@@ -385,7 +422,8 @@ static void test_tool_children_and_single_process(void **state)
 	struct policy *p = load_ok(
 		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"children\": "
 		"[\"/usr/bin/python3*\"], \"single_process\": true, \"commands\": [{\"program\": "
-		"\"/usr/bin/true\"}]}, \"u\": {\"commands\": [{\"program\": \"/usr/bin/false\"}]}}}");
+		"\"/usr/bin/true\"}]}, \"u\": {\"commands\": [{\"program\": "
+		"\"/usr/bin/false\"}]}}}");
 	const char *progs[4];
 
 	assert_string_equal(policy_tool_children(p, 0)[0], "/usr/bin/python3*");
@@ -404,9 +442,11 @@ static void test_tool_children_and_single_process(void **state)
 static void test_warnings_name_what_weakens_a_scope(void **state)
 {
 	struct policy *p = load_ok(
-		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": [\"LD_PRELOAD\", "
+		"{\"version\": 1, \"name\": \"p\", \"tools\": {\"t\": {\"env_allow\": "
+		"[\"LD_PRELOAD\", "
 		"\"TERM\"], \"wrappers\": [\"timeout\"], \"unsafe_allow\": [\"find -exec\"], "
-		"\"commands\": [{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-a\"], \"deny\": "
+		"\"commands\": [{\"program\": \"/usr/bin/ls\", \"flags\": {\"allow\": [\"-a\"], "
+		"\"deny\": "
 		"[\"-a\"]}}, {\"program\": \"/usr/bin/no-such-program\"}]}}}");
 	const char *all[8] = { 0 };
 	size_t n = policy_warning_count(p);
@@ -415,11 +455,14 @@ static void test_warnings_name_what_weakens_a_scope(void **state)
 	for (size_t i = 0; i < n; i++)
 		all[i] = policy_warning(p, i);
 	assert_null(policy_warning(p, n));
-	assert_non_null(strstr(all[0], "p.json:1:59: warning: tool t: env_allow passes LD_PRELOAD"));
+	assert_non_null(
+		strstr(all[0], "p.json:1:59: warning: tool t: env_allow passes LD_PRELOAD"));
 	assert_non_null(strstr(all[1], "warning: tool t may run the wrapper timeout"));
-	assert_non_null(strstr(all[2], "warning: tool t turns off the built-in refusal of find -exec"));
+	assert_non_null(
+		strstr(all[2], "warning: tool t turns off the built-in refusal of find -exec"));
 	assert_non_null(strstr(all[3], "warning: \"-a\" is both allowed and denied: deny wins"));
-	assert_non_null(strstr(all[4], "/usr/bin/no-such-program is not an executable on this host"));
+	assert_non_null(
+		strstr(all[4], "/usr/bin/no-such-program is not an executable on this host"));
 	policy_free(p);
 }
 
@@ -449,12 +492,13 @@ static void test_warnings_past_the_cap_are_counted_in_a_last_warning(void **stat
 
 static void test_tests_are_read_with_their_positions(void **state)
 {
-	struct policy *p = load_ok("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
-				   "\"tests\": [\n"
-				   "  {\"tool\": \"t\", \"argv\": [\"ls\", \"-l\"], \"expect\": \"allow\"},\n"
-				   "  {\"tool\": \"u\", \"argv\": [\"ls\"], \"expect\": \"deny\", \"rule\": "
-				   "\"unknown-tool\"},\n"
-				   "  {\"tool\": \"t\", \"env\": \"LD_PRELOAD\", \"expect\": \"deny\"}]}");
+	struct policy *p =
+		load_ok("{\"version\": 1, \"name\": \"p\", " TOOLS ",\n"
+			"\"tests\": [\n"
+			"  {\"tool\": \"t\", \"argv\": [\"ls\", \"-l\"], \"expect\": \"allow\"},\n"
+			"  {\"tool\": \"u\", \"argv\": [\"ls\"], \"expect\": \"deny\", \"rule\": "
+			"\"unknown-tool\"},\n"
+			"  {\"tool\": \"t\", \"env\": \"LD_PRELOAD\", \"expect\": \"deny\"}]}");
 	const struct policy_test *t;
 
 	assert_int_equal(policy_test_count(p), 3);
@@ -521,8 +565,9 @@ static void test_files_that_are_missing_too_big_or_not_regular_are_refused(void 
 	assert_non_null(strstr(err, "larger than 1048576 bytes"));
 	assert_null(p);
 	unlink(path);
-	assert_int_equal(policy_load_text("big", MINIMAL, POLICY_FILE_MAX + 1, &p, err, sizeof(err)),
-			 -EFBIG);
+	assert_int_equal(
+		policy_load_text("big", MINIMAL, POLICY_FILE_MAX + 1, &p, err, sizeof(err)),
+		-EFBIG);
 }
 
 static void test_json_pos_records_keys_values_and_escaped_paths(void **state)

@@ -26,7 +26,8 @@ static char *with_egress(const char *allow)
 	static char buf[4096];
 
 	snprintf(buf, sizeof(buf),
-		 "{\"version\": 1, \"name\": \"p\",\n\"egress\": {\"allow\": [%s]},\n" TOOLS "}", allow);
+		 "{\"version\": 1, \"name\": \"p\",\n\"egress\": {\"allow\": [%s]},\n" TOOLS "}",
+		 allow);
 	return buf;
 }
 
@@ -43,7 +44,8 @@ static void test_rules_load_with_ports_protocol_and_addresses(void **state)
 {
 	const char *text = with_egress(
 		"{\"name\": \"registry\", \"host\": \"registry.test\", \"ports\": [80, 443]},"
-		"{\"name\": \"dns\", \"cidr\": \"198.51.100.0/28\", \"ports\": [53], \"protocol\": \"udp\"},"
+		"{\"name\": \"dns\", \"cidr\": \"198.51.100.0/28\", \"ports\": [53], \"protocol\": "
+		"\"udp\"},"
 		"{\"name\": \"v6\", \"cidr\": \"2001:db8::/32\", \"ports\": [443]}");
 	struct policy *p = fixture_policy("p.json", text);
 	const struct policy_egress_rule *e;
@@ -86,14 +88,16 @@ static void test_metadata_and_gate_ranges_can_never_be_opened(void **state)
 
 static void test_malformed_rules_are_refused_where_they_are_wrong(void **state)
 {
-	expect_refused("{\"name\": \"a\", \"host\": \"x.test\", \"cidr\": \"1.2.3.4\", \"ports\": [1]}",
-		       "exactly one of \"host\" or \"cidr\"");
+	expect_refused(
+		"{\"name\": \"a\", \"host\": \"x.test\", \"cidr\": \"1.2.3.4\", \"ports\": [1]}",
+		"exactly one of \"host\" or \"cidr\"");
 	expect_refused("{\"name\": \"a\", \"host\": \"*.test\", \"ports\": [1]}", "no wildcard");
 	expect_refused("{\"name\": \"a\", \"host\": \"x.test\"}", "missing \"ports\"");
 	expect_refused("{\"name\": \"a\", \"host\": \"x.test\", \"ports\": [0]}",
 		       "from 1 to 65535");
-	expect_refused("{\"name\": \"a\", \"host\": \"x.test\", \"ports\": [80], \"protocol\": \"icmp\"}",
-		       "\"protocol\" must be \"tcp\" or \"udp\"");
+	expect_refused(
+		"{\"name\": \"a\", \"host\": \"x.test\", \"ports\": [80], \"protocol\": \"icmp\"}",
+		"\"protocol\" must be \"tcp\" or \"udp\"");
 	expect_refused("{\"name\": \"a\", \"cidr\": \"10.0.0.1/8\", \"ports\": [80]}",
 		       "no host bits set");
 	expect_refused("{\"name\": \"A b\", \"host\": \"x.test\", \"ports\": [80]}",

@@ -49,8 +49,11 @@ static void on_timeout(struct loop *l, uint64_t n, void *data)
 static char *exchange(const char *requests)
 {
 	struct writer_config wc = { .batch_max = 64, .queue_max = 1024 };
-	struct lineserver_config lc = { .name = "http", .id = LINESERVER_HTTP, .line_max = 65552,
-					.clients_max = 2, .reply_buffer_max = 1 << 20,
+	struct lineserver_config lc = { .name = "http",
+					.id = LINESERVER_HTTP,
+					.line_max = 65552,
+					.clients_max = 2,
+					.reply_buffer_max = 1 << 20,
 					.group = (gid_t)-1 };
 	static struct config cfg;
 	static struct daemon_self self = { .group = (gid_t)-1 };
@@ -77,7 +80,8 @@ static char *exchange(const char *requests)
 	assert_int_equal(control_init(&d), 0);
 	assert_int_equal(loop_add(d.loop, writer_fd(d.writer), EPOLLIN, on_writer, &d), 0);
 	assert_true(loop_add_timer(d.loop, 300 * NSEC_PER_MSEC, on_timeout, NULL) >= 0);
-	assert_int_equal(lineserver_new(d.loop, d.writer, -1, &lc, &http_privsep_ops, &d, &d.http), 0);
+	assert_int_equal(lineserver_new(d.loop, d.writer, -1, &lc, &http_privsep_ops, &d, &d.http),
+			 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	assert_int_equal(lineserver_add_client(d.http, sv[0], 1), 0);
@@ -113,25 +117,32 @@ static void test_only_the_table_passes(void **state)
 	big[sizeof(big) - 1] = '\0';
 	snprintf(req, sizeof(req),
 		 "ping\n"
-		 "exec /bin/sh\n"		/* no such type */
-		 "register {\"sandbox\":\"x\"}\n" /* a control op, not a channel type */
-		 "freeze {\"sandbox\":\"%s\"}\n"	/* over freeze's 1 KiB cap */
-		 "ping extra\n"			/* ping takes no payload */
-		 "freeze\n"			/* freeze needs one */
+		 "exec /bin/sh\n"		   /* no such type */
+		 "register {\"sandbox\":\"x\"}\n"  /* a control op, not a channel type */
+		 "freeze {\"sandbox\":\"%s\"}\n"   /* over freeze's 1 KiB cap */
+		 "ping extra\n"			   /* ping takes no payload */
+		 "freeze\n"			   /* freeze needs one */
 		 "kill {\"sandbox\":\"nosuch\"}\n" /* a real type, judged by the core */
 		 "freeze {\"op\":\"quarantine\",\"sandbox\":\"x\"}\n" /* no smuggled op */
 		 "ping\n",
 		 big);
 	out = exchange(req);
-	assert_string_equal(out,
+	assert_string_equal(
+		out,
 		"{\"ok\":true}\n"
-		"{\"ok\":false,\"line\":2,\"error\":\"unknown request type\",\"class\":\"request\"}\n"
-		"{\"ok\":false,\"line\":3,\"error\":\"unknown request type\",\"class\":\"request\"}\n"
-		"{\"ok\":false,\"line\":4,\"error\":\"payload over its type's cap, or none\",\"class\":\"request\"}\n"
-		"{\"ok\":false,\"line\":5,\"error\":\"payload over its type's cap, or none\",\"class\":\"request\"}\n"
-		"{\"ok\":false,\"line\":6,\"error\":\"payload over its type's cap, or none\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":2,\"error\":\"unknown request "
+		"type\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":3,\"error\":\"unknown request "
+		"type\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":4,\"error\":\"payload over its type's cap, or "
+		"none\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":5,\"error\":\"payload over its type's cap, or "
+		"none\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":6,\"error\":\"payload over its type's cap, or "
+		"none\",\"class\":\"request\"}\n"
 		"{\"ok\":false,\"line\":7,\"error\":\"unknown sandbox\",\"class\":\"request\"}\n"
-		"{\"ok\":false,\"line\":8,\"error\":\"an action needs {\\\"sandbox\\\":...}\",\"class\":\"request\"}\n"
+		"{\"ok\":false,\"line\":8,\"error\":\"an action needs "
+		"{\\\"sandbox\\\":...}\",\"class\":\"request\"}\n"
 		"{\"ok\":true}\n"
 		"refused=6\n");
 }
@@ -143,7 +154,8 @@ static void test_trace_is_the_socket_s(void **state)
 
 	assert_non_null(strstr(out, "\"line\":1"));
 	assert_non_null(strstr(out, "\"class\":\"unknown_key\""));
-	assert_non_null(strstr(out, "\"line\":2,\"error\":\"payload over its type's cap, or none\""));
+	assert_non_null(
+		strstr(out, "\"line\":2,\"error\":\"payload over its type's cap, or none\""));
 }
 
 int main(void)

@@ -1,6 +1,7 @@
 /*
- * The AUDIT_SECCOMP record parser (collectors/seccomp/seccomp-audit.h): real records as the kernel writes
- * them, names the kernel hex-encodes, and records that must be refused rather than half-read.
+ * The AUDIT_SECCOMP record parser (collectors/seccomp/seccomp-audit.h): real records as the kernel
+ * writes them, names the kernel hex-encodes, and records that must be refused rather than
+ * half-read.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -46,10 +47,11 @@ static void test_decodes_hex_names_and_does_not_confuse_auid_with_uid(void **sta
 	struct seccomp_denial d;
 
 	/* "a b" and "/tmp/x y": names with spaces arrive hex-encoded and unquoted. */
-	assert_int_equal(parse("audit(1.002:3): auid=7 uid=9 pid=4 comm=612062 exe=2F746D702F782079 "
-			       "sig=31 arch=40000003 syscall=26 compat=1 ip=0x1 code=0x80000000",
-			       &d),
-			 0);
+	assert_int_equal(
+		parse("audit(1.002:3): auid=7 uid=9 pid=4 comm=612062 exe=2F746D702F782079 "
+		      "sig=31 arch=40000003 syscall=26 compat=1 ip=0x1 code=0x80000000",
+		      &d),
+		0);
 	assert_int_equal(d.uid, 9);
 	assert_string_equal(d.comm, "a b");
 	assert_string_equal(d.exe, "/tmp/x y");
@@ -77,8 +79,9 @@ static void test_refuses_records_missing_what_attribution_needs(void **state)
 	assert_int_equal(parse("uid=0 pid=1 sig=0 arch=c000003e syscall=1 code=0x0", &d), -EINVAL);
 	assert_int_equal(parse("audit(1.0:1): uid=0 sig=0 arch=c000003e syscall=1 code=0x0", &d),
 			 -EINVAL);
-	assert_int_equal(parse("audit(1.0:1): uid=0 pid=12x sig=0 arch=c000003e syscall=1 code=0", &d),
-			 -EINVAL);
+	assert_int_equal(
+		parse("audit(1.0:1): uid=0 pid=12x sig=0 arch=c000003e syscall=1 code=0", &d),
+		-EINVAL);
 	assert_int_equal(parse("audit(1.0:1): uid=0 pid=1 sig=0 arch=c000003e syscall= code=0", &d),
 			 -EINVAL);
 }

@@ -31,7 +31,8 @@ static void test_fips_180_4_two_block_448_bits(void **state)
 {
 	static const char m[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
 
-	expect_hex(m, strlen(m), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	expect_hex(m, strlen(m),
+		   "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 static void test_fips_180_4_896_bits(void **state)
@@ -39,7 +40,8 @@ static void test_fips_180_4_896_bits(void **state)
 	static const char m[] = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
 				"hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
 
-	expect_hex(m, strlen(m), "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+	expect_hex(m, strlen(m),
+		   "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
 static void test_empty_message(void **state)
@@ -49,7 +51,8 @@ static void test_empty_message(void **state)
 
 static void test_one_million_a_fed_in_uneven_pieces(void **state)
 {
-	static const char want[] = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+	static const char want[] =
+		"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
 	static const char hex[] = "0123456789abcdef";
 	struct sha256_ctx ctx;
 	uint8_t d[SHA256_DIGEST_SIZE];

@@ -1,6 +1,6 @@
 /*
- * The SQLite store (store/store.h) on real database files: schema creation and migration, refusal of
- * databases it must not touch, read-only mode, batched inserts read back through the timeline,
+ * The SQLite store (store/store.h) on real database files: schema creation and migration, refusal
+ * of databases it must not touch, read-only mode, batched inserts read back through the timeline,
  * trace phases folded into steps, retention, and the sandbox table. Each test makes its own file in
  * one temporary directory, which the group teardown removes whatever happened.
  */
@@ -229,8 +229,9 @@ static void assert_same_event(const struct event *got, const struct event *want)
 
 static void test_open_creates_schema_at_latest_version(void **state)
 {
-	static const char *const tables[] = { "sandboxes", "steps",	      "events",  "step_spans",
-					      "incidents", "incident_events", "policies" };
+	static const char *const tables[] = { "sandboxes",  "steps",	 "events",
+					      "step_spans", "incidents", "incident_events",
+					      "policies" };
 	const char *path = fixture_db_path("create");
 	struct store *s = open_new("create");
 	struct stat st;
@@ -489,7 +490,7 @@ static void test_read_only_store_refuses_writes(void **state)
 
 /* A timestamp order unlike insertion order, with every ts used twice (ties go by id). */
 #define BATCH_N 10000
-#define BATCH_TS(i) (1000000LL + ((int64_t)(i) * 7919) % (BATCH_N / 2))
+#define BATCH_TS(i) (1000000LL + ((int64_t)(i)*7919) % (BATCH_N / 2))
 
 static int cmp_ts_id(const void *a, const void *b)
 {
@@ -656,8 +657,8 @@ static void check_step_query(struct store *s, int64_t lo, int64_t hi, const stru
 
 	assert_non_null(want);
 	for (size_t i = 0; i < n; i++)
-		if (log[i].sandbox_id == 1 && log[i].step != EVENT_STEP_NONE &&
-		    log[i].step >= lo && log[i].step <= hi)
+		if (log[i].sandbox_id == 1 && log[i].step != EVENT_STEP_NONE && log[i].step >= lo &&
+		    log[i].step <= hi)
 			want[n_want++] = log[i];
 	qsort(want, n_want, sizeof(*want), cmp_inserted);
 	q.step_lo = lo;
@@ -750,8 +751,8 @@ _printf_(3, 4) static void make_trace(struct trace_record *rec, struct event *ev
 }
 
 #define TRACE_LINE(call, step, tool, phase, extra)                                                 \
-	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"" tool "\","        \
-	"\"gen_ai.tool.call.id\":\"" call "\",\"firebreak.sandbox\":\"a\","                     \
+	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"" tool "\","           \
+	"\"gen_ai.tool.call.id\":\"" call "\",\"firebreak.sandbox\":\"a\","                        \
 	"\"firebreak.step\":" step ",\"phase\":\"" phase "\"" extra "}"
 
 #define TRACEPARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -844,12 +845,12 @@ static void test_trace_apply_detects_new_duplicate_and_conflict(void **state)
 			 STORE_TRACE_CONFLICT);
 	assert_int_equal(event_count(s, 1), 1);
 
-	assert_int_equal(apply_line(s, TRACE_LINE("c-1", "1", "run", "end", ",\"exit_code\":0"),
-				    NULL),
-			 STORE_TRACE_NEW);
-	assert_int_equal(apply_line(s, TRACE_LINE("c-1", "1", "run", "end", ",\"exit_code\":0"),
-				    NULL),
-			 STORE_TRACE_DUPLICATE);
+	assert_int_equal(
+		apply_line(s, TRACE_LINE("c-1", "1", "run", "end", ",\"exit_code\":0"), NULL),
+		STORE_TRACE_NEW);
+	assert_int_equal(
+		apply_line(s, TRACE_LINE("c-1", "1", "run", "end", ",\"exit_code\":0"), NULL),
+		STORE_TRACE_DUPLICATE);
 	assert_int_equal(event_count(s, 1), 2);
 
 	/* The same call id in another sandbox is another call. */
@@ -875,16 +876,16 @@ static void test_trace_apply_accepts_end_before_start(void **state)
 	sqlite3 *db;
 
 	put_sandbox(s, 1, "a");
-	assert_int_equal(apply_line(s, TRACE_LINE("c-2", "4", "run", "end",
-						  ",\"exit_code\":1,\"ts\":2000"),
-				    NULL),
-			 STORE_TRACE_NEW);
-	assert_int_equal(apply_line(s, TRACE_LINE("c-2", "4", "run", "start", ",\"ts\":1000"),
-				    NULL),
-			 STORE_TRACE_NEW);
-	assert_int_equal(apply_line(s, TRACE_LINE("c-2", "4", "run", "start", ",\"ts\":1000"),
-				    NULL),
-			 STORE_TRACE_DUPLICATE);
+	assert_int_equal(
+		apply_line(s, TRACE_LINE("c-2", "4", "run", "end", ",\"exit_code\":1,\"ts\":2000"),
+			   NULL),
+		STORE_TRACE_NEW);
+	assert_int_equal(
+		apply_line(s, TRACE_LINE("c-2", "4", "run", "start", ",\"ts\":1000"), NULL),
+		STORE_TRACE_NEW);
+	assert_int_equal(
+		apply_line(s, TRACE_LINE("c-2", "4", "run", "start", ",\"ts\":1000"), NULL),
+		STORE_TRACE_DUPLICATE);
 	assert_int_equal(event_count(s, 1), 2);
 	db = raw_open(path);
 	assert_int_equal(raw_int(db, "SELECT count(*) FROM steps"), 1);
@@ -938,12 +939,14 @@ static void test_trace_apply_merges_annotations_and_sets_coerced(void **state)
 	json_decref(want);
 
 	/* A coerced start stays coerced whatever the end says. */
-	assert_int_equal(apply_line(s, TRACE_LINE("c-4", "6", "run", "start",
-						  ",\"annotations\":{\"coerced\":true}"),
+	assert_int_equal(apply_line(s,
+				    TRACE_LINE("c-4", "6", "run", "start",
+					       ",\"annotations\":{\"coerced\":true}"),
 				    NULL),
 			 STORE_TRACE_NEW);
-	assert_int_equal(apply_line(s, TRACE_LINE("c-4", "6", "run", "end",
-						  ",\"annotations\":{\"note\":\"x\"}"),
+	assert_int_equal(apply_line(s,
+				    TRACE_LINE("c-4", "6", "run", "end",
+					       ",\"annotations\":{\"note\":\"x\"}"),
 				    NULL),
 			 STORE_TRACE_NEW);
 	assert_int_equal(raw_int(db, "SELECT coerced FROM steps WHERE call_id = 'c-4'"), 1);
@@ -984,9 +987,9 @@ static void test_retention_by_age_keeps_incident_windows_and_linked_events(void 
 {
 	const char *path = fixture_db_path("ret-age");
 	struct store *s = open_new("ret-age");
-	struct store_retention q = {
-		.max_age_ns = 150 * NSEC_PER_SEC, .now_ns = 200 * NSEC_PER_SEC, .chunk = 10
-	};
+	struct store_retention q = { .max_age_ns = 150 * NSEC_PER_SEC,
+				     .now_ns = 200 * NSEC_PER_SEC,
+				     .chunk = 10 };
 	int64_t ids_a[101], incident = 0, other = 0;
 	sqlite3 *db;
 
@@ -1033,9 +1036,9 @@ static void test_retention_keeps_everything_after_an_open_incident_starts(void *
 {
 	const char *path = fixture_db_path("ret-open");
 	struct store *s = open_new("ret-open");
-	struct store_retention q = {
-		.max_age_ns = 100 * NSEC_PER_SEC, .now_ns = 1000 * NSEC_PER_SEC, .chunk = 1000
-	};
+	struct store_retention q = { .max_age_ns = 100 * NSEC_PER_SEC,
+				     .now_ns = 1000 * NSEC_PER_SEC,
+				     .chunk = 1000 };
 	int64_t ids_a[101], incident = 0;
 	char buf[16];
 	sqlite3 *db;
@@ -1043,9 +1046,9 @@ static void test_retention_keeps_everything_after_an_open_incident_starts(void *
 	put_sandbox(s, 1, "a");
 	put_sandbox(s, 2, "b");
 	insert_per_second(s, 100, ids_a);
-	assert_int_equal(store_incident_insert(s, 1, 60 * NSEC_PER_SEC, 0, "alert", "open one",
-					       &incident),
-			 0);
+	assert_int_equal(
+		store_incident_insert(s, 1, 60 * NSEC_PER_SEC, 0, "alert", "open one", &incident),
+		0);
 	db = raw_open(path);
 	assert_int_equal(raw_int(db, "SELECT end_ts IS NULL FROM incidents"), 1);
 	assert_string_equal(raw_text(db, "SELECT state FROM incidents", buf, sizeof(buf)), "open");

@@ -16,11 +16,11 @@
 #include "trace.h"
 
 #define START                                                                                      \
-	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"run_tests\","       \
+	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"run_tests\","          \
 	"\"gen_ai.tool.call.id\":\"call-1\",\"firebreak.sandbox\":\"sb1\",\"firebreak.step\":3,"   \
 	"\"phase\":\"start\"}"
 #define END_HEAD                                                                                   \
-	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"run_tests\","       \
+	"{\"gen_ai.operation.name\":\"execute_tool\",\"gen_ai.tool.name\":\"run_tests\","          \
 	"\"gen_ai.tool.call.id\":\"call-1\",\"firebreak.sandbox\":\"sb1\",\"firebreak.step\":3,"   \
 	"\"phase\":\"end\""
 
@@ -191,8 +191,10 @@ static void test_each_wrong_type_is_type_error(void **state)
 
 static void test_bad_values_are_value_errors(void **state)
 {
-	char *id128 = fixture_repeat('c', FB_CALL_ID_MAX), *id129 = fixture_repeat('c', FB_CALL_ID_MAX + 1);
-	char *tool64 = fixture_repeat('t', FB_TOOL_MAX + 1), *sb64 = fixture_repeat('s', FB_NAME_MAX + 1);
+	char *id128 = fixture_repeat('c', FB_CALL_ID_MAX),
+	     *id129 = fixture_repeat('c', FB_CALL_ID_MAX + 1);
+	char *tool64 = fixture_repeat('t', FB_TOOL_MAX + 1),
+	     *sb64 = fixture_repeat('s', FB_NAME_MAX + 1);
 	char *etype257 = fixture_repeat('e', FB_ERROR_TYPE_MAX + 1);
 
 	expect_obj(start_obj(), "gen_ai.operation.name", json_string("chat"), TRACE_ERR_VALUE);

@@ -59,11 +59,30 @@ static void test_duration_parse_units(void **state)
 static void test_duration_parse_refuses_bad_input_and_overflow(void **state)
 {
 	static const char *const bad[] = {
-		"", "s", "ms", "-5s", "+5s", " 5s", "5 s", "5s ", "1.5s", "5x", "5S", "5sec",
-		"5mss", "0x10s", "1e3s",
+		"",
+		"s",
+		"ms",
+		"-5s",
+		"+5s",
+		" 5s",
+		"5 s",
+		"5s ",
+		"1.5s",
+		"5x",
+		"5S",
+		"5sec",
+		"5mss",
+		"0x10s",
+		"1e3s",
 		/* INT64_MAX ns is 9223372036.85 s. */
-		"9223372037", "9223372037s", "106752d", "2562048h", "153722868m",
-		"9223372036854775808ns", "18446744073709551616", "99999999999999999999999s",
+		"9223372037",
+		"9223372037s",
+		"106752d",
+		"2562048h",
+		"153722868m",
+		"9223372036854775808ns",
+		"18446744073709551616",
+		"99999999999999999999999s",
 	};
 
 	expect_bad_duration(NULL);
@@ -87,8 +106,22 @@ static uint64_t size(const char *s)
 static void test_size_parse_suffixes_and_limits(void **state)
 {
 	static const char *const bad[] = {
-		"", "M", "-1", "1.5G", "12X", "1k", "1m", "1KB", "1 K", " 1K", "1K ", "0x10",
-		"8388608T", "9223372036854775808", "18446744073709551615", "99999999999999999999",
+		"",
+		"M",
+		"-1",
+		"1.5G",
+		"12X",
+		"1k",
+		"1m",
+		"1KB",
+		"1 K",
+		" 1K",
+		"1K ",
+		"0x10",
+		"8388608T",
+		"9223372036854775808",
+		"18446744073709551615",
+		"99999999999999999999",
 	};
 
 	assert_int_equal(size("512M"), 512ULL << 20);
@@ -150,8 +183,13 @@ static void test_time_parse_ages_count_back_from_now(void **state)
 static void test_time_format_round_trips_through_time_parse(void **state)
 {
 	static const int64_t values[] = {
-		0, 1, 999999999, T0_SEC * NSEC_PER_SEC, T0_SEC * NSEC_PER_SEC + 123456789,
-		INT64_MAX, 951782400LL * NSEC_PER_SEC, /* 2000-02-29 */
+		0,
+		1,
+		999999999,
+		T0_SEC * NSEC_PER_SEC,
+		T0_SEC * NSEC_PER_SEC + 123456789,
+		INT64_MAX,
+		951782400LL * NSEC_PER_SEC, /* 2000-02-29 */
 	};
 	char buf[64];
 
