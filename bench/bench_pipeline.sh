@@ -27,51 +27,33 @@
 # removes both.
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=bench_pipeline
+. "$(dirname "$0")/lib.sh"
 N=${1:-1000000}
 RING=$((256 << 20))
 
-die() {
-	echo "bench_pipeline: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" = 0 ] || die "needs root (BPF, cgroups)"
-[ -x "$ROOT/build/firebreak" ] && [ -x "$ROOT/build/firebreakd" ] || die "run make first"
+need_root
+need_build
 case $N in '' | *[!0-9]* | 0) die "N must be a positive number" ;; esac
 V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$V2" ] || die "no cgroup2 mount"
 
-T=$(mktemp -d /var/tmp/firebreak-pipeline.XXXXXX) || die "mktemp"
+bench_tmp /var/tmp/firebreak-pipeline.XXXXXX
 CG=firebreak-bench-$$
-DPID=""
-cleanup() {
-	set +e
-	trap - EXIT
-	if [ -n "$DPID" ]; then
-		kill -CONT "$DPID" 2>/dev/null
-		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" 2>/dev/null
-	fi
+# Before bench_cleanup stops firebreakd: it may be stopped (SIGSTOP) mid-phase; its cgroup goes.
+cleanup_more() {
+	[ -n "$DPID" ] && kill -CONT "$DPID" 2>/dev/null
 	if [ -d "$V2/$CG" ]; then
 		echo 1 >"$V2/$CG/cgroup.kill" 2>/dev/null
 		for _ in $(seq 50); do rmdir "$V2/$CG" 2>/dev/null && break; sleep 0.05; done
 	fi
-	rm -rf "$T"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
-mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy binaries"
+copy_binaries
 gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" || die "build the generator"
-printf 'proc_ring_size = %d\nlisten = off\n' "$RING" >"$T/fb.conf"
-fb() { "$T/bin/firebreak" --config "$T/fb.conf" --runtime-dir "$T/run" --db "$T/state/fb.db" "$@"; }
-
-"$T/bin/firebreakd" --foreground --config "$T/fb.conf" --db "$T/state/fb.db" --runtime-dir "$T/run" \
-	>>"$T/firebreakd.log" 2>&1 &
-DPID=$!
-for _ in $(seq 100); do fb status >/dev/null 2>&1 && break; sleep 0.05; done
-fb status >/dev/null 2>&1 || { tail "$T/firebreakd.log" >&2; die "firebreakd does not answer"; }
+printf 'proc_ring_size = %d\nlisten = off\n' "$RING" >"$FB_CONF"
+DIE_LOG=1
+start_firebreakd || die "firebreakd does not answer"
 mkdir "$V2/$CG" || die "mkdir $V2/$CG"
 fb watch "$CG" --name "bp-$$" >/dev/null || die "watch $CG"
 
@@ -88,7 +70,7 @@ print(p["read"], p["read_ns"], p["lost_connect"], p["unattributed"], w["events"]
       w["lost_events"], w["pending"], p["pending"])'
 }
 stored_connects() {
-	sqlite3 -readonly "$T/state/fb.db" "SELECT count(*) FROM events WHERE kind = 'net.connect'"
+	sqlite3 -readonly "$FB_DB" "SELECT count(*) FROM events WHERE kind = 'net.connect'"
 }
 now_ns() { date +%s%N; }
 
@@ -126,7 +108,7 @@ if unacc != 0:
 PY
 }
 
-echo "bench_pipeline: N=$N connects per phase, ring $((RING >> 20)) MiB, store $T/state/fb.db"
+echo "bench_pipeline: N=$N connects per phase, ring $((RING >> 20)) MiB, store $FB_DB"
 # burst: the ring fills while firebreakd is stopped.
 STORED_BEFORE=$(stored_connects)
 before=$(snap)

@@ -144,8 +144,7 @@ static int recorded_from(const struct event *ev, struct replay_verdict *out)
 	strscpy(out->reason, sizeof(out->reason),
 		json_string_value(json_object_get(f, "reason")) ?: "");
 	ids = json_object_get(f, "event_ids");
-	json_array_foreach(ids, i, x)
-	{
+	json_array_foreach (ids, i, x) {
 		if (out->n_ids < DETECT_IDS_MAX)
 			out->event_ids[out->n_ids++] = json_integer_value(x);
 	}

@@ -15,78 +15,79 @@
  * kexec, BPF, perf, io_uring), other processes, keyrings, handles that bypass paths, the host. A
  * seccomp refusal of one means something in the sandbox tried.
  */
+static const char *const escape_syscalls[] = {
+	/* mounts and namespaces */
+	"mount",
+	"umount2",
+	"pivot_root",
+	"chroot",
+	"unshare",
+	"setns",
+	"fsopen",
+	"fsmount",
+	"fsconfig",
+	"fspick",
+	"move_mount",
+	"open_tree",
+	"mount_setattr",
+	/* the kernel itself */
+	"init_module",
+	"finit_module",
+	"delete_module",
+	"kexec_load",
+	"kexec_file_load",
+	"bpf",
+	"perf_event_open",
+	"lookup_dcookie",
+	"userfaultfd",
+	"io_uring_setup",
+	"io_uring_enter",
+	"io_uring_register",
+	/* other processes */
+	"ptrace",
+	"process_vm_readv",
+	"process_vm_writev",
+	"pidfd_getfd",
+	/* keyrings, handles, the hardware, the host */
+	"keyctl",
+	"add_key",
+	"request_key",
+	"open_by_handle_at",
+	"name_to_handle_at",
+	"iopl",
+	"ioperm",
+	"vm86",
+	"vm86old",
+	"reboot",
+	"swapon",
+	"swapoff",
+	"acct",
+	"quotactl",
+	"quotactl_fd",
+	"settimeofday",
+	"clock_settime",
+	"clock_adjtime",
+	"adjtimex",
+	"syslog",
+	"fanotify_init",
+	/* identities: the sandbox's second filter refuses any change away from the tool's
+	 * own uid and gid (enforcer/seccomp-ids.c) */
+	"setuid",
+	"setgid",
+	"setreuid",
+	"setregid",
+	"setresuid",
+	"setresgid",
+	"setfsuid",
+	"setfsgid",
+	"setgroups",
+};
+
+/* Whether name is one of escape_syscalls. */
 static int escape_class(const char *name)
 {
-	static const char *const names[] = {
-		/* mounts and namespaces */
-		"mount",
-		"umount2",
-		"pivot_root",
-		"chroot",
-		"unshare",
-		"setns",
-		"fsopen",
-		"fsmount",
-		"fsconfig",
-		"fspick",
-		"move_mount",
-		"open_tree",
-		"mount_setattr",
-		/* the kernel itself */
-		"init_module",
-		"finit_module",
-		"delete_module",
-		"kexec_load",
-		"kexec_file_load",
-		"bpf",
-		"perf_event_open",
-		"lookup_dcookie",
-		"userfaultfd",
-		"io_uring_setup",
-		"io_uring_enter",
-		"io_uring_register",
-		/* other processes */
-		"ptrace",
-		"process_vm_readv",
-		"process_vm_writev",
-		"pidfd_getfd",
-		/* keyrings, handles, the hardware, the host */
-		"keyctl",
-		"add_key",
-		"request_key",
-		"open_by_handle_at",
-		"name_to_handle_at",
-		"iopl",
-		"ioperm",
-		"vm86",
-		"vm86old",
-		"reboot",
-		"swapon",
-		"swapoff",
-		"acct",
-		"quotactl",
-		"quotactl_fd",
-		"settimeofday",
-		"clock_settime",
-		"clock_adjtime",
-		"adjtimex",
-		"syslog",
-		"fanotify_init",
-		/* identities: the sandbox's second filter refuses any change away from the tool's
-		 * own uid and gid (enforcer/seccomp-ids.c) */
-		"setuid",
-		"setgid",
-		"setreuid",
-		"setregid",
-		"setresuid",
-		"setresgid",
-		"setfsuid",
-		"setfsgid",
-		"setgroups",
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(name, names[i]) == 0)
+	for (size_t i = 0; i < ARRAY_SIZE(escape_syscalls); i++)
+		if (strcmp(name, escape_syscalls[i]) == 0)
 			return 1;
 	return 0;
 }

@@ -81,37 +81,32 @@ static void window_counts(const struct detect_state *st, int64_t now, unsigned *
 	*ret_distinct = distinct;
 }
 
-size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
-			size_t max)
+/* A tool with no egress in its scope has no business with an internet socket. */
+static size_t socket_rule(struct detect_state *st, const struct event *ev,
+			  struct detect_verdict *out, size_t max)
 {
-	int connect = strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0;
-	int denied = strcmp(ev->kind, "net.denied") == 0;
-	char dst[48] = "", family[16] = "", hook[16] = "";
-	unsigned n, distinct;
+	char family[16] = "";
+
+	if (max == 0 || !event_field_str(ev, "family", family, sizeof(family)) ||
+	    (strcmp(family, "inet") != 0 && strcmp(family, "inet6") != 0) ||
+	    !tool_without_network(st, ev))
+		return 0;
+	detect_verdict_init(out, ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
+	snprintf(out->reason, sizeof(out->reason),
+		 "tool %s, whose scope opens no egress, made an %s socket", ev->tool, family);
+	return 1;
+}
+
+/* An attempt (or denied packets) to dst: the metadata service, or by a tool with no egress. */
+static size_t attempt_rules(struct detect_state *st, const struct event *ev, const char *dst,
+			    int connect, struct detect_verdict *out, size_t max)
+{
 	size_t k = 0;
 
-	if (strcmp(ev->kind, "net.socket") == 0) {
-		/* A tool with no egress in its scope has no business with an internet socket. */
-		if (event_field_str(ev, "family", family, sizeof(family)) &&
-		    (strcmp(family, "inet") == 0 || strcmp(family, "inet6") == 0) &&
-		    tool_without_network(st, ev) && k < max) {
-			detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE,
-					    DETECT_HIGH);
-			snprintf(out[k].reason, sizeof(out[k].reason),
-				 "tool %s, whose scope opens no egress, made an %s socket",
-				 ev->tool, family);
-			k++;
-		}
-		return k;
-	}
-	if (!connect && !denied)
-		return 0;
-	if (!event_field_str(ev, "dst", dst, sizeof(dst)))
-		return 0;
 	if (metadata_address(dst) && k < max) {
 		detect_verdict_init(&out[k], ev, RULE_NET_METADATA, DETECT_CRITICAL);
 		snprintf(out[k].reason, sizeof(out[k].reason),
-			 "%s to the cloud metadata service %s", denied ? "packets" : "an attempt",
+			 "%s to the cloud metadata service %s", connect ? "an attempt" : "packets",
 			 dst);
 		k++;
 	}
@@ -121,10 +116,16 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 			 "tool %s, whose scope opens no egress, tried %s", ev->tool, dst);
 		k++;
 	}
-	/* Refused by the egress hook, or dropped at the gate: one denial each. */
-	if (connect && (!event_field_str(ev, "egress_hook", hook, sizeof(hook)) ||
-			strcmp(hook, "refused") != 0))
-		return k;
+	return k;
+}
+
+/* One more denial to dst: a burst of them, or a scan of distinct destinations, in the window. */
+static size_t denial_rules(struct detect_state *st, const struct event *ev, const char *dst,
+			   struct detect_verdict *out, size_t max)
+{
+	unsigned n, distinct;
+	size_t k = 0;
+
 	note_denial(st, ev, dst);
 	window_counts(st, ev->ts, &n, &distinct);
 	if (n >= st->cfg.deny_burst_count && ev->ts >= st->burst_quiet_until && k < max) {
@@ -146,4 +147,24 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 		k++;
 	}
 	return k;
+}
+
+size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
+			size_t max)
+{
+	int connect = strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0;
+	int denied = strcmp(ev->kind, "net.denied") == 0;
+	char dst[48] = "", hook[16] = "";
+	size_t k;
+
+	if (strcmp(ev->kind, "net.socket") == 0)
+		return socket_rule(st, ev, out, max);
+	if ((!connect && !denied) || !event_field_str(ev, "dst", dst, sizeof(dst)))
+		return 0;
+	k = attempt_rules(st, ev, dst, connect, out, max);
+	/* Refused by the egress hook, or dropped at the gate: one denial each. */
+	if (connect && (!event_field_str(ev, "egress_hook", hook, sizeof(hook)) ||
+			strcmp(hook, "refused") != 0))
+		return k;
+	return k + denial_rules(st, ev, dst, out + k, max - k);
 }

@@ -231,10 +231,10 @@ static json_t *family_json(const struct counters *c, enum counter_family f)
 
 			if (d->family != f || (!values && !(values = values_of(r, &buf))))
 				continue;
-			json_array_foreach(
-				series, j,
-				e) if (strcmp(json_string_value(json_object_get(e, "label")),
-					      label) == 0) s = e;
+			json_array_foreach (series, j, e)
+				if (strcmp(json_string_value(json_object_get(e, "label")), label) ==
+				    0)
+					s = e;
 			if (!s) {
 				s = json_pack("{s:s, s:I}", "label", label, "value", (json_int_t)0);
 				json_array_append_new(series, s);

@@ -246,8 +246,7 @@ int event_from_json(const json_t *obj, struct event *ret, char *err, size_t errl
 	event_init(&ev);
 	if (!json_is_object(obj))
 		return fail(err, errlen, "an event must be a JSON object");
-	json_object_foreach((json_t *)obj, key, value)
-	{
+	json_object_foreach ((json_t *)obj, key, value) {
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(known); i++)

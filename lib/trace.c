@@ -112,8 +112,7 @@ static enum trace_error check_keys(json_t *obj, char *err, size_t errlen)
 	const char *key;
 	json_t *value;
 
-	json_object_foreach(obj, key, value)
-	{
+	json_object_foreach (obj, key, value) {
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(known); i++)

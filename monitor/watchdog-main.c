@@ -89,6 +89,32 @@ static int freeze_all(const char *dir, const struct list *l, const char *reason,
 	return 0;
 }
 
+/*
+ * One line from the daemon: "q" (a clean stop: 1, nothing to freeze), "l" then "c CGROUP"
+ * lines then "." (the watched list, swapped in whole at the "."); anything else is a beat.
+ */
+static int take_line(const char *line, struct list *cur, struct list *next, int *building)
+{
+	if (strcmp(line, "q") == 0) {
+		log_info("firebreakd stopped cleanly; nothing frozen");
+		list_clear(cur);
+		list_clear(next);
+		return 1;
+	} else if (strcmp(line, "l") == 0) {
+		list_clear(next);
+		*building = 1;
+	} else if (*building && strncmp(line, "c ", 2) == 0) {
+		if (list_add(next, line + 2) < 0)
+			log_error("watched list too long or out of memory: %s missed", line + 2);
+	} else if (*building && strcmp(line, ".") == 0) {
+		list_clear(cur);
+		*cur = *next;
+		memset(next, 0, sizeof(*next));
+		*building = 0;
+	}
+	return 0;
+}
+
 int watchdog_main(const char *runtime_dir)
 {
 	struct list cur = { 0 }, next = { 0 };
@@ -132,25 +158,8 @@ int watchdog_main(const char *runtime_dir)
 			}
 			line[line_len] = '\0';
 			line_len = 0;
-			if (strcmp(line, "q") == 0) {
-				log_info("firebreakd stopped cleanly; nothing frozen");
-				list_clear(&cur);
-				list_clear(&next);
+			if (take_line(line, &cur, &next, &building))
 				return 0;
-			} else if (strcmp(line, "l") == 0) {
-				list_clear(&next);
-				building = 1;
-			} else if (building && strncmp(line, "c ", 2) == 0) {
-				if (list_add(&next, line + 2) < 0)
-					log_error(
-						"watched list too long or out of memory: %s missed",
-						line + 2);
-			} else if (building && strcmp(line, ".") == 0) {
-				list_clear(&cur);
-				cur = next;
-				memset(&next, 0, sizeof(next));
-				building = 0;
-			}
 		}
 	}
 }

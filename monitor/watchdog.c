@@ -109,8 +109,7 @@ static void recover(struct daemon *d)
 	}
 	log_warn("the previous watchdog froze %zu cgroups (%s); recording the outage and thawing",
 		 json_array_size(arr), reason);
-	json_array_foreach(arr, i, c)
-	{
+	json_array_foreach (arr, i, c) {
 		const char *rel = json_string_value(json_object_get(c, "cgroup"));
 		const char *result = json_string_value(json_object_get(c, "result"));
 

@@ -61,8 +61,7 @@ static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_de
 	if ((r = policy_check_keys(ctx, obj, "/detectors/actions", severity_names,
 				   ARRAY_SIZE(severity_names))) < 0)
 		return r;
-	json_object_foreach(obj, key, v)
-	{
+	json_object_foreach (obj, key, v) {
 		size_t sev, a;
 
 		for (sev = 0; strcmp(key, severity_names[sev]) != 0; sev++)

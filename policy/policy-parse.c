@@ -109,8 +109,7 @@ int policy_check_keys(struct policy_parse *ctx, json_t *obj, const char *path,
 	json_t *value;
 
 	/* Every unknown key is an error; the one reported is the first in the text. */
-	json_object_foreach(obj, key, value)
-	{
+	json_object_foreach (obj, key, value) {
 		size_t i;
 
 		for (i = 0; i < n; i++)
@@ -292,8 +291,7 @@ int policy_get_strings(struct policy_parse *ctx, json_t *obj, const char *path, 
 				   policy_type_name(arr));
 	if (json_array_size(arr) > max)
 		return policy_fail(ctx, vpath, 0, "\"%s\" has more than %zu entries", key, max);
-	json_array_foreach(arr, i, e)
-	{
+	json_array_foreach (arr, i, e) {
 		policy_path_index(epath, vpath, i);
 		if (!json_is_string(e))
 			return policy_fail(ctx, epath, 0, "\"%s\" entries must be strings, not %s",
@@ -308,8 +306,7 @@ int policy_get_strings(struct policy_parse *ctx, json_t *obj, const char *path, 
 	v = calloc(json_array_size(arr) + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e)
-	{
+	json_array_foreach (arr, i, e) {
 		v[i] = strdup(json_string_value(e));
 		if (!v[i]) {
 			policy_strv_free(v);

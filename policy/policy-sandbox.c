@@ -72,8 +72,7 @@ int policy_get_env(struct policy_parse *ctx, json_t *obj, const char *path, cons
 	if (json_object_size(env) > POLICY_ENV_MAX)
 		return policy_fail(ctx, vpath, 0, "\"%s\" has more than %d variables", key,
 				   POLICY_ENV_MAX);
-	json_object_foreach(env, name, e)
-	{
+	json_object_foreach (env, name, e) {
 		policy_path(epath, vpath, name);
 		if (!policy_env_name_valid(name))
 			return policy_fail(
@@ -94,8 +93,7 @@ int policy_get_env(struct policy_parse *ctx, json_t *obj, const char *path, cons
 	v = calloc(json_object_size(env) + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	json_object_foreach(env, name, e)
-	{
+	json_object_foreach (env, name, e) {
 		v[n].name = strdup(name);
 		v[n].value = strdup(json_string_value(e));
 		n++;

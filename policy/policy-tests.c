@@ -91,8 +91,7 @@ int policy_parse_tests(struct policy_parse *ctx, json_t *arr)
 	p->tests = calloc(json_array_size(arr) + 1, sizeof(*p->tests));
 	if (!p->tests)
 		return -ENOMEM;
-	json_array_foreach(arr, i, e)
-	{
+	json_array_foreach (arr, i, e) {
 		policy_path_index(path, "/tests", i);
 		p->n_tests++;
 		if ((r = parse_test(ctx, e, path, &p->tests[i])) < 0)

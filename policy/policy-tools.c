@@ -417,8 +417,7 @@ static int tool_commands(struct policy_parse *ctx, const char *path, json_t *obj
 	t->commands = calloc(json_array_size(cmds), sizeof(*t->commands));
 	if (!t->commands)
 		return -ENOMEM;
-	json_array_foreach(cmds, i, e)
-	{
+	json_array_foreach (cmds, i, e) {
 		policy_path_index(epath, vpath, i);
 		t->n_commands++;
 		if ((r = parse_command(ctx, e, epath, t->name, &t->commands[i])) < 0)
@@ -460,8 +459,7 @@ int policy_parse_tools(struct policy_parse *ctx, json_t *obj)
 	p->tools = calloc(json_object_size(obj), sizeof(*p->tools));
 	if (!p->tools)
 		return -ENOMEM;
-	json_object_foreach(obj, name, v)
-	{
+	json_object_foreach (obj, name, v) {
 		p->n_tools++;
 		if ((r = parse_tool(ctx, name, v, &p->tools[p->n_tools - 1])) < 0)
 			return r;

@@ -291,8 +291,7 @@ static int event_cb(const struct event *ev, void *data)
 		json_array_append_new(attrs, attr("process.pid", int_value(ev->pid)));
 	if (ev->comm[0])
 		json_array_append_new(attrs, attr("process.command", str_value(ev->comm)));
-	json_object_foreach(f, k, v)
-	{
+	json_object_foreach (f, k, v) {
 		snprintf(key, sizeof(key), "firebreak.%s", k);
 		json_array_append_new(attrs, attr(key, any_value(v)));
 	}

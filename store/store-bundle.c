@@ -208,11 +208,52 @@ static int query_text(struct store *s, const char *sql, char *buf, size_t size)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -EBADMSG;
 }
 
+/* Why b is no bundle, in err: -EBADMSG (or same_schema's error), or 0 if it is one. */
+static int bundle_refusal(struct store *b, char *err, size_t errlen)
+{
+	char v[64];
+	int64_t n;
+	int r;
+
+	if (query_text(b, "PRAGMA quick_check", v, sizeof(v)) < 0 || strcmp(v, "ok") != 0)
+		return snprintf(err, errlen, "it is damaged (SQLite's check: %.40s)",
+				v[0] ? v : "failed"),
+		       -EBADMSG;
+	if ((r = same_schema(b, err, errlen)) < 0)
+		return r;
+	if (query_text(b, "SELECT value FROM bundle WHERE key = 'format'", v, sizeof(v)) < 0 ||
+	    strcmp(v, STORE_BUNDLE_FORMAT) != 0)
+		return snprintf(err, errlen, "it does not say it is a bundle"), -EBADMSG;
+	if (store_query_int(b, "SELECT count(*) FROM sandboxes", &n) < 0 || n != 1)
+		return snprintf(err, errlen, "a bundle holds one sandbox; this one holds %lld",
+				(long long)n),
+		       -EBADMSG;
+	/* Rows no honest bundle has: a sandbox name the monitor would never take, fields beyond
+	 * what any source writes. */
+	if (query_text(b, "SELECT name FROM sandboxes", v, sizeof(v)) < 0 ||
+	    !event_sandbox_name_valid(v))
+		return snprintf(err, errlen, "its sandbox's name is not a valid sandbox name"),
+		       -EBADMSG;
+	if (store_query_int(b,
+			    "SELECT coalesce(max(length(fields)), 0) + "
+			    "coalesce(max(length(kind)), 0) FROM events",
+			    &n) < 0 ||
+	    n > STORE_BUNDLE_FIELD_MAX)
+		return snprintf(err, errlen, "an event of it is over %d bytes",
+				STORE_BUNDLE_FIELD_MAX),
+		       -EBADMSG;
+	if (store_query_int(b,
+			    "SELECT count(*) FROM events WHERE sandbox_id IS NOT "
+			    "(SELECT id FROM sandboxes)",
+			    &n) < 0 ||
+	    n != 0)
+		return snprintf(err, errlen, "it has events of no sandbox of its own"), -EBADMSG;
+	return 0;
+}
+
 int store_bundle_open(const char *path, struct store **ret, char *err, size_t errlen)
 {
 	struct store *b = NULL;
-	char v[64];
-	int64_t n;
 	int r;
 
 	snprintf(err, errlen, "not a Firebreak bundle (or a damaged or truncated one)");
@@ -230,51 +271,10 @@ int store_bundle_open(const char *path, struct store **ret, char *err, size_t er
 	 * reached from its schema are off. */
 	sqlite3_db_config(b->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(b->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	if (query_text(b, "PRAGMA quick_check", v, sizeof(v)) < 0 || strcmp(v, "ok") != 0) {
-		snprintf(err, errlen, "it is damaged (SQLite's check: %.40s)", v[0] ? v : "failed");
-		r = -EBADMSG;
-		goto fail;
-	}
-	if ((r = same_schema(b, err, errlen)) < 0)
-		goto fail;
-	r = -EBADMSG;
-	if (query_text(b, "SELECT value FROM bundle WHERE key = 'format'", v, sizeof(v)) < 0 ||
-	    strcmp(v, STORE_BUNDLE_FORMAT) != 0) {
-		snprintf(err, errlen, "it does not say it is a bundle");
-		goto fail;
-	}
-	if (store_query_int(b, "SELECT count(*) FROM sandboxes", &n) < 0 || n != 1) {
-		snprintf(err, errlen, "a bundle holds one sandbox; this one holds %lld",
-			 (long long)n);
-		goto fail;
-	}
-	/* Rows no honest bundle has: a sandbox name the monitor would never take, fields beyond
-	 * what any source writes. */
-	if (query_text(b, "SELECT name FROM sandboxes", v, sizeof(v)) < 0 ||
-	    !event_sandbox_name_valid(v)) {
-		snprintf(err, errlen, "its sandbox's name is not a valid sandbox name");
-		goto fail;
-	}
-	if (store_query_int(
-		    b,
-		    "SELECT coalesce(max(length(fields)), 0) + coalesce(max(length(kind)), 0) "
-		    "FROM events",
-		    &n) < 0 ||
-	    n > STORE_BUNDLE_FIELD_MAX) {
-		snprintf(err, errlen, "an event of it is over %d bytes", STORE_BUNDLE_FIELD_MAX);
-		goto fail;
-	}
-	if (store_query_int(b,
-			    "SELECT count(*) FROM events WHERE sandbox_id IS NOT "
-			    "(SELECT id FROM sandboxes)",
-			    &n) < 0 ||
-	    n != 0) {
-		snprintf(err, errlen, "it has events of no sandbox of its own");
-		goto fail;
+	if ((r = bundle_refusal(b, err, errlen)) < 0) {
+		store_close(b);
+		return r;
 	}
 	*ret = b;
 	return 0;
-fail:
-	store_close(b);
-	return r;
 }

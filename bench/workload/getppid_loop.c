@@ -116,88 +116,122 @@ static void make_files(const char *src, long nfiles)
 	}
 }
 
-int main(int argc, char **argv)
+/* Each mode: the elapsed ns of its timed part, from its arguments (argv[2] on). */
+static long long run_getppid(char **argv)
 {
+	long n = parse_n(argv[2]);
+	long long t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return now_ns() - t0;
+}
+
+static long long run_openclose(char **argv)
+{
+	long n = parse_n(argv[2]);
+	long long t0 = now_ns();
+
+	for (long i = 0; i < n; i++) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			die("open /dev/null");
+		close(fd);
+	}
+	return now_ns() - t0;
+}
+
+static long long run_connect(char **argv)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long n = parse_n(argv[2]);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	long long t0, t1;
 
+	if (fd < 0)
+		die("socket");
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0)
+			die("connect 127.0.0.1:9");
+	t1 = now_ns();
+	close(fd);
+	return t1 - t0;
+}
+
+static long long run_forkexec(char **argv)
+{
+	long n = parse_n(argv[2]);
+	char *cargv[] = { argv[3], NULL };
+	long long t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		must_run(cargv);
+	return now_ns() - t0;
+}
+
+static long long run_tarcx(char **argv)
+{
+	char src[4096], tarf[4096], x[4096];
+	long long t0, t1;
+
+	if (mkdir(argv[2], 0755) < 0 && errno != EEXIST)
+		die("mkdir DIR");
+	snprintf(src, sizeof(src), "%s/src", argv[2]);
+	snprintf(tarf, sizeof(tarf), "%s/fb.tar", argv[2]);
+	snprintf(x, sizeof(x), "%s/x", argv[2]);
+	make_files(src, parse_n(argv[3]));
+	char *rm[] = { "/bin/rm", "-rf", x, tarf, NULL };
+	must_run(rm);
+	if (mkdir(x, 0755) < 0)
+		die("mkdir x");
+	char *c[] = { "/bin/tar", "cf", tarf, "-C", src, ".", NULL };
+	char *xx[] = { "/bin/tar", "xf", tarf, "-C", x, NULL };
+
+	sync();
+	t0 = now_ns();
+	must_run(c);
+	must_run(xx);
+	t1 = now_ns();
+	must_run(rm);
+	return t1 - t0;
+}
+
+static long long run_cmd(char **argv)
+{
+	long long t0 = now_ns();
+
+	must_run(argv + 2);
+	return now_ns() - t0;
+}
+
+static const struct {
+	const char *name;
+	int argc; /* exactly this many arguments; 0: at least 3 */
+	long long (*run)(char **argv);
+} modes[] = {
+	{ "getppid", 0, run_getppid }, { "openclose", 0, run_openclose },
+	{ "connect", 0, run_connect }, { "forkexec", 4, run_forkexec },
+	{ "tarcx", 4, run_tarcx },     { "cmd", 0, run_cmd },
+};
+
+int main(int argc, char **argv)
+{
 	if (argc < 3) {
 		fprintf(stderr,
 			"usage: getppid_loop getppid|openclose|connect N | forkexec N PROG | "
 			"tarcx DIR NFILES | cmd PROG [ARGS...]\n");
 		return 1;
 	}
-	if (strcmp(argv[1], "getppid") == 0) {
-		long n = parse_n(argv[2]);
-
-		t0 = now_ns();
-		for (long i = 0; i < n; i++)
-			syscall(SYS_getppid);
-		t1 = now_ns();
-	} else if (strcmp(argv[1], "openclose") == 0) {
-		long n = parse_n(argv[2]);
-
-		t0 = now_ns();
-		for (long i = 0; i < n; i++) {
-			int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-			if (fd < 0)
-				die("open /dev/null");
-			close(fd);
-		}
-		t1 = now_ns();
-	} else if (strcmp(argv[1], "connect") == 0) {
-		struct sockaddr_in to = { .sin_family = AF_INET,
-					  .sin_port = htons(9),
-					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		long n = parse_n(argv[2]);
-		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0)
-			die("socket");
-		t0 = now_ns();
-		for (long i = 0; i < n; i++)
-			if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0)
-				die("connect 127.0.0.1:9");
-		t1 = now_ns();
-		close(fd);
-	} else if (strcmp(argv[1], "forkexec") == 0 && argc == 4) {
-		long n = parse_n(argv[2]);
-		char *cargv[] = { argv[3], NULL };
-
-		t0 = now_ns();
-		for (long i = 0; i < n; i++)
-			must_run(cargv);
-		t1 = now_ns();
-	} else if (strcmp(argv[1], "tarcx") == 0 && argc == 4) {
-		char src[4096], tarf[4096], x[4096];
-
-		if (mkdir(argv[2], 0755) < 0 && errno != EEXIST)
-			die("mkdir DIR");
-		snprintf(src, sizeof(src), "%s/src", argv[2]);
-		snprintf(tarf, sizeof(tarf), "%s/fb.tar", argv[2]);
-		snprintf(x, sizeof(x), "%s/x", argv[2]);
-		make_files(src, parse_n(argv[3]));
-		char *rm[] = { "/bin/rm", "-rf", x, tarf, NULL };
-		must_run(rm);
-		if (mkdir(x, 0755) < 0)
-			die("mkdir x");
-		char *c[] = { "/bin/tar", "cf", tarf, "-C", src, ".", NULL };
-		char *xx[] = { "/bin/tar", "xf", tarf, "-C", x, NULL };
-
-		sync();
-		t0 = now_ns();
-		must_run(c);
-		must_run(xx);
-		t1 = now_ns();
-		must_run(rm);
-	} else if (strcmp(argv[1], "cmd") == 0) {
-		t0 = now_ns();
-		must_run(argv + 2);
-		t1 = now_ns();
-	} else {
-		fprintf(stderr, "getppid_loop: unknown mode or wrong arguments\n");
-		return 1;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(argv[1], modes[i].name) != 0 || (modes[i].argc && argc != modes[i].argc))
+			continue;
+		printf("%lld\n", modes[i].run(argv));
+		return 0;
 	}
-	printf("%lld\n", t1 - t0);
-	return 0;
+	fprintf(stderr, "getppid_loop: unknown mode or wrong arguments\n");
+	return 1;
 }

@@ -44,8 +44,7 @@ static void pairs(struct strbuf *t, const char *name, json_t *arr, const char *a
 	size_t i;
 	json_t *e;
 
-	json_array_foreach(arr, i, e)
-	{
+	json_array_foreach (arr, i, e) {
 		strbuf_printf(t, "%s{%s=\"%s\",%s=\"%s\"} %lld\n", name, a,
 			      label(json_string_value(json_object_get(e, a)), va, sizeof(va)), b,
 			      label(json_string_value(json_object_get(e, b)), vb, sizeof(vb)),
@@ -63,8 +62,7 @@ static void registry_families(struct strbuf *t, json_t *families)
 	size_t i, j;
 	json_t *f, *e;
 
-	json_array_foreach(families, i, f)
-	{
+	json_array_foreach (families, i, f) {
 		const char *name = json_string_value(json_object_get(f, "name"));
 		const char *key = json_string_value(json_object_get(f, "label_key"));
 		double scale = json_number_value(json_object_get(f, "scale"));
@@ -73,8 +71,7 @@ static void registry_families(struct strbuf *t, json_t *families)
 			continue;
 		family(t, name, json_string_value(json_object_get(f, "type")),
 		       json_string_value(json_object_get(f, "help")));
-		json_array_foreach(json_object_get(f, "series"), j, e)
-		{
+		json_array_foreach (json_object_get(f, "series"), j, e) {
 			long long v = (long long)json_integer_value(json_object_get(e, "value"));
 
 			strbuf_printf(t, "%s", name);
@@ -90,27 +87,16 @@ static void registry_families(struct strbuf *t, json_t *families)
 	}
 }
 
-static void core_metrics(struct strbuf *t, json_t *m)
+/* The verdict-to-action latency as a Prometheus histogram (cumulative buckets). */
+static void latency_histogram(struct strbuf *t, json_t *lat)
 {
-	json_t *lat = json_object_get(m, "latency"), *v, *e;
-	const char *key;
-	char buf[256];
 	long long cumulative = 0;
 	size_t i;
+	json_t *e;
 
-	family(t, "firebreak_events_total", "counter",
-	       "Events on their way to the store, by source and kind.");
-	pairs(t, "firebreak_events_total", json_object_get(m, "events"), "source", "kind");
-	family(t, "firebreak_verdicts_total", "counter",
-	       "Detector verdicts, by rule and severity.");
-	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
-	family(t, "firebreak_actions_total", "counter",
-	       "Freezes, thaws, kills and quarantines, by action and result.");
-	pairs(t, "firebreak_actions_total", json_object_get(m, "actions"), "action", "result");
 	family(t, "firebreak_verdict_action_latency_seconds", "histogram",
 	       "From the event that triggered a verdict to its action done.");
-	json_array_foreach(json_object_get(lat, "buckets"), i, e)
-	{
+	json_array_foreach (json_object_get(lat, "buckets"), i, e) {
 		long long le = (long long)json_integer_value(json_array_get(e, 0));
 
 		cumulative += (long long)json_integer_value(json_array_get(e, 1));
@@ -129,10 +115,14 @@ static void core_metrics(struct strbuf *t, json_t *m)
 		      (double)json_integer_value(json_object_get(lat, "sum_ns")) / 1e9);
 	strbuf_printf(t, "firebreak_verdict_action_latency_seconds_count %lld\n",
 		      (long long)json_integer_value(json_object_get(lat, "count")));
-	family(t, "firebreak_sandboxes", "gauge", "Sandboxes the monitor knows, by state.");
-	json_object_foreach(json_object_get(m, "sandboxes_by_state"), key, v)
-		strbuf_printf(t, "firebreak_sandboxes{state=\"%s\"} %lld\n",
-			      label(key, buf, sizeof(buf)), (long long)json_integer_value(v));
+}
+
+/* Each live sandbox's resource use, from its latest stats. */
+static void sandbox_gauges(struct strbuf *t, json_t *sandboxes)
+{
+	char buf[256];
+	size_t i;
+	json_t *e;
 
 	struct {
 		const char *name, *type, *help, *key;
@@ -147,8 +137,7 @@ static void core_metrics(struct strbuf *t, json_t *m)
 	};
 	for (size_t k = 0; k < ARRAY_SIZE(per); k++) {
 		family(t, per[k].name, per[k].type, per[k].help);
-		json_array_foreach(json_object_get(m, "sandboxes"), i, e)
-		{
+		json_array_foreach (sandboxes, i, e) {
 			json_int_t x = json_integer_value(json_object_get(e, per[k].key));
 
 			if (x >= 0)
@@ -159,6 +148,30 @@ static void core_metrics(struct strbuf *t, json_t *m)
 					(double)x * per[k].scale);
 		}
 	}
+}
+
+static void core_metrics(struct strbuf *t, json_t *m)
+{
+	json_t *lat = json_object_get(m, "latency"), *v;
+	const char *key;
+	char buf[256];
+
+	family(t, "firebreak_events_total", "counter",
+	       "Events on their way to the store, by source and kind.");
+	pairs(t, "firebreak_events_total", json_object_get(m, "events"), "source", "kind");
+	family(t, "firebreak_verdicts_total", "counter",
+	       "Detector verdicts, by rule and severity.");
+	pairs(t, "firebreak_verdicts_total", json_object_get(m, "verdicts"), "rule", "severity");
+	family(t, "firebreak_actions_total", "counter",
+	       "Freezes, thaws, kills and quarantines, by action and result.");
+	pairs(t, "firebreak_actions_total", json_object_get(m, "actions"), "action", "result");
+	latency_histogram(t, lat);
+	family(t, "firebreak_sandboxes", "gauge", "Sandboxes the monitor knows, by state.");
+	json_object_foreach (json_object_get(m, "sandboxes_by_state"), key, v)
+		strbuf_printf(t, "firebreak_sandboxes{state=\"%s\"} %lld\n",
+			      label(key, buf, sizeof(buf)), (long long)json_integer_value(v));
+
+	sandbox_gauges(t, json_object_get(m, "sandboxes"));
 	registry_families(t, json_object_get(m, "counters"));
 }
 

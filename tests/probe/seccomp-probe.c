@@ -63,114 +63,115 @@ static void settle(const char *name, long ret)
 		waitpid((pid_t)ret, NULL, 0);
 }
 
+static char buf[64];
+static struct io_uring_params uring;
+static struct {
+	unsigned int handle_bytes;
+	int handle_type;
+	unsigned char f_handle[128];
+} handle = { .handle_bytes = 128 };
+static struct iovec local = { buf, 8 }, remote = { buf + 8, 8 };
+static int mount_id;
+
+/* Every call to try, with arguments an unprivileged process could succeed with. */
+static struct probe probes[] = {
+	{ "mount", SYS_mount, 21, { (long)"none", (long)"/tmp", (long)"tmpfs", 0, 0 } },
+	{ "umount2", SYS_umount2, 52, { (long)"/tmp", 0 } },
+	{ "pivot_root", SYS_pivot_root, 217, { (long)"/tmp", (long)"/tmp" } },
+	{ "move_mount", 429, 429, { -1, (long)"", -1, (long)"", 0 } },
+	{ "open_tree", 428, 428, { AT_FDCWD, (long)"/tmp", 0 } },
+	{ "fsopen", 430, 430, { (long)"tmpfs", 0 } },
+	{ "fsconfig", 431, 431, { -1, 0, 0, 0, 0 } },
+	{ "fsmount", 432, 432, { -1, 0, 0 } },
+	{ "fspick", 433, 433, { AT_FDCWD, (long)"/tmp", 0 } },
+	{ "mount_setattr", 442, 442, { AT_FDCWD, (long)"/tmp", 0, 0, 0 } },
+	{ "unshare", SYS_unshare, 310, { CLONE_NEWUSER } },
+	{ "setns", SYS_setns, 346, { -1, 0 } },
+	{ "ptrace", SYS_ptrace, 26, { PTRACE_TRACEME, 0, 0, 0 } },
+	{ "process_vm_readv",
+	  SYS_process_vm_readv,
+	  347,
+	  { 0 /* pid, set below */, (long)&local, 1, (long)&remote, 1, 0 } },
+	{ "process_vm_writev",
+	  SYS_process_vm_writev,
+	  348,
+	  { 0, (long)&local, 1, (long)&remote, 1, 0 } },
+	{ "pidfd_getfd", 438, 438, { -1, 0, 0 } },
+	{ "bpf", SYS_bpf, 357, { 0, 0, 0 } },
+	{ "perf_event_open", SYS_perf_event_open, 336, { 0, 0, -1, -1, 0 } },
+	{ "kexec_load", SYS_kexec_load, 283, { 0, 0, 0, 0 } },
+	{ "kexec_file_load", SYS_kexec_file_load, -1, { -1, -1, 0, 0, 0 } },
+	{ "init_module", SYS_init_module, 128, { 0, 0, (long)"" } },
+	{ "finit_module", SYS_finit_module, 350, { -1, (long)"", 0 } },
+	{ "delete_module", SYS_delete_module, 129, { (long)"firebreak_none", 0 } },
+	{ "keyctl", SYS_keyctl, 288, { KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0 } },
+	{ "add_key",
+	  SYS_add_key,
+	  286,
+	  { (long)"user", (long)"firebreak-probe", (long)"x", 1, KEY_SPEC_PROCESS_KEYRING } },
+	{ "request_key",
+	  SYS_request_key,
+	  287,
+	  { (long)"user", (long)"firebreak-probe", 0, KEY_SPEC_PROCESS_KEYRING } },
+	{ "userfaultfd", SYS_userfaultfd, 374, { 1 /* UFFD_USER_MODE_ONLY */ } },
+	{ "io_uring_setup", 425, 425, { 1, (long)&uring } },
+	{ "io_uring_enter", 426, 426, { -1, 0, 0, 0, 0, 0 } },
+	{ "io_uring_register", 427, 427, { -1, 0, 0, 0 } },
+	{ "personality", SYS_personality, 136, { ADDR_NO_RANDOMIZE } },
+	{ "reboot", SYS_reboot, 88, { 0, 0, 0, 0 } },
+	{ "swapon", SYS_swapon, 87, { (long)"/nonexistent", 0 } },
+	{ "swapoff", SYS_swapoff, 115, { (long)"/nonexistent" } },
+	{ "acct", SYS_acct, 51, { 0 } },
+	{ "quotactl", SYS_quotactl, 131, { 0, 0, 0, 0 } },
+	{ "open_by_handle_at", SYS_open_by_handle_at, 342, { AT_FDCWD, (long)&handle, 0 } },
+	{ "name_to_handle_at",
+	  SYS_name_to_handle_at,
+	  341,
+	  { AT_FDCWD, (long)"/", (long)&handle, (long)&mount_id, 0 } },
+	{ "mknod-chr", SYS_mknod, 14, { (long)"/tmp/probe-null", S_IFCHR | 0600, 0x103 } },
+	{ "clone-newuser", SYS_clone, 120, { CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0 } },
+	{ "clone3", 435, 435, { 0, 0 } },
+	{ "fanotify_init", SYS_fanotify_init, 338, { 0x200 /* FAN_REPORT_FID */, 0 } },
+	/* The hypervisor's vsock is reachable from any netns; and the same with the
+	 * family's upper 32 bits set, which the kernel ignores and a careless filter would
+	 * not. */
+	{ "socket-vsock", SYS_socket, 359, { 40 /* AF_VSOCK */, 1, 0 } },
+	{ "socket-vsock-high-bits", SYS_socket, -1, { 0x100000028L, 1, 0 } },
+	{ "socket-packet", SYS_socket, 359, { 17 /* AF_PACKET */, 3, 0 } },
+	{ "getpid", SYS_getpid, 20, { 0 } }, /* allowed natively: the control */
+};
+
+/* One probe through the three entries: native, i386 (int 0x80) and with the x32 bit. */
+static void try_probe(struct probe *p)
+{
+	long ret;
+
+	if (strncmp(p->name, "process_vm", 10) == 0)
+		p->a[0] = getpid();
+	if (strcmp(p->name, "pidfd_getfd") == 0)
+		p->a[0] = syscall(434 /* pidfd_open */, getpid(), 0);
+	errno = 0;
+	ret = syscall(p->nr, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
+	report(p->name, "native", ret, errno);
+	settle(p->name, ret);
+	if (strcmp(p->name, "personality") == 0 && ret >= 0)
+		personality((unsigned long)ret); /* put it back */
+	if (p->nr_i386 >= 0) {
+		/* Pointers do not fit 32 bits; the filter must refuse before it reads them.
+		 */
+		ret = syscall_i386(p->nr_i386, 0, 0, 0);
+		report(p->name, "i386", ret < 0 && ret > -4096 ? -1 : ret,
+		       ret < 0 && ret > -4096 ? (int)-ret : 0);
+		settle(p->name, ret);
+	}
+	errno = 0;
+	ret = syscall(p->nr | X32_BIT, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
+	report(p->name, "x32", ret, errno);
+}
+
 int main(void)
 {
-	static char buf[64];
-	static struct io_uring_params uring;
-	static struct {
-		unsigned int handle_bytes;
-		int handle_type;
-		unsigned char f_handle[128];
-	} handle = { .handle_bytes = 128 };
-	struct iovec local = { buf, 8 }, remote = { buf + 8, 8 };
-	int mount_id = 0;
-	struct probe probes[] = {
-		{ "mount", SYS_mount, 21, { (long)"none", (long)"/tmp", (long)"tmpfs", 0, 0 } },
-		{ "umount2", SYS_umount2, 52, { (long)"/tmp", 0 } },
-		{ "pivot_root", SYS_pivot_root, 217, { (long)"/tmp", (long)"/tmp" } },
-		{ "move_mount", 429, 429, { -1, (long)"", -1, (long)"", 0 } },
-		{ "open_tree", 428, 428, { AT_FDCWD, (long)"/tmp", 0 } },
-		{ "fsopen", 430, 430, { (long)"tmpfs", 0 } },
-		{ "fsconfig", 431, 431, { -1, 0, 0, 0, 0 } },
-		{ "fsmount", 432, 432, { -1, 0, 0 } },
-		{ "fspick", 433, 433, { AT_FDCWD, (long)"/tmp", 0 } },
-		{ "mount_setattr", 442, 442, { AT_FDCWD, (long)"/tmp", 0, 0, 0 } },
-		{ "unshare", SYS_unshare, 310, { CLONE_NEWUSER } },
-		{ "setns", SYS_setns, 346, { -1, 0 } },
-		{ "ptrace", SYS_ptrace, 26, { PTRACE_TRACEME, 0, 0, 0 } },
-		{ "process_vm_readv",
-		  SYS_process_vm_readv,
-		  347,
-		  { 0 /* pid, set below */, (long)&local, 1, (long)&remote, 1, 0 } },
-		{ "process_vm_writev",
-		  SYS_process_vm_writev,
-		  348,
-		  { 0, (long)&local, 1, (long)&remote, 1, 0 } },
-		{ "pidfd_getfd", 438, 438, { -1, 0, 0 } },
-		{ "bpf", SYS_bpf, 357, { 0, 0, 0 } },
-		{ "perf_event_open", SYS_perf_event_open, 336, { 0, 0, -1, -1, 0 } },
-		{ "kexec_load", SYS_kexec_load, 283, { 0, 0, 0, 0 } },
-		{ "kexec_file_load", SYS_kexec_file_load, -1, { -1, -1, 0, 0, 0 } },
-		{ "init_module", SYS_init_module, 128, { 0, 0, (long)"" } },
-		{ "finit_module", SYS_finit_module, 350, { -1, (long)"", 0 } },
-		{ "delete_module", SYS_delete_module, 129, { (long)"firebreak_none", 0 } },
-		{ "keyctl",
-		  SYS_keyctl,
-		  288,
-		  { KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0 } },
-		{ "add_key",
-		  SYS_add_key,
-		  286,
-		  { (long)"user", (long)"firebreak-probe", (long)"x", 1,
-		    KEY_SPEC_PROCESS_KEYRING } },
-		{ "request_key",
-		  SYS_request_key,
-		  287,
-		  { (long)"user", (long)"firebreak-probe", 0, KEY_SPEC_PROCESS_KEYRING } },
-		{ "userfaultfd", SYS_userfaultfd, 374, { 1 /* UFFD_USER_MODE_ONLY */ } },
-		{ "io_uring_setup", 425, 425, { 1, (long)&uring } },
-		{ "io_uring_enter", 426, 426, { -1, 0, 0, 0, 0, 0 } },
-		{ "io_uring_register", 427, 427, { -1, 0, 0, 0 } },
-		{ "personality", SYS_personality, 136, { ADDR_NO_RANDOMIZE } },
-		{ "reboot", SYS_reboot, 88, { 0, 0, 0, 0 } },
-		{ "swapon", SYS_swapon, 87, { (long)"/nonexistent", 0 } },
-		{ "swapoff", SYS_swapoff, 115, { (long)"/nonexistent" } },
-		{ "acct", SYS_acct, 51, { 0 } },
-		{ "quotactl", SYS_quotactl, 131, { 0, 0, 0, 0 } },
-		{ "open_by_handle_at", SYS_open_by_handle_at, 342, { AT_FDCWD, (long)&handle, 0 } },
-		{ "name_to_handle_at",
-		  SYS_name_to_handle_at,
-		  341,
-		  { AT_FDCWD, (long)"/", (long)&handle, (long)&mount_id, 0 } },
-		{ "mknod-chr", SYS_mknod, 14, { (long)"/tmp/probe-null", S_IFCHR | 0600, 0x103 } },
-		{ "clone-newuser", SYS_clone, 120, { CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0 } },
-		{ "clone3", 435, 435, { 0, 0 } },
-		{ "fanotify_init", SYS_fanotify_init, 338, { 0x200 /* FAN_REPORT_FID */, 0 } },
-		/* The hypervisor's vsock is reachable from any netns; and the same with the
-		 * family's upper 32 bits set, which the kernel ignores and a careless filter would
-		 * not. */
-		{ "socket-vsock", SYS_socket, 359, { 40 /* AF_VSOCK */, 1, 0 } },
-		{ "socket-vsock-high-bits", SYS_socket, -1, { 0x100000028L, 1, 0 } },
-		{ "socket-packet", SYS_socket, 359, { 17 /* AF_PACKET */, 3, 0 } },
-		{ "getpid", SYS_getpid, 20, { 0 } }, /* allowed natively: the control */
-	};
-
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		struct probe *p = &probes[i];
-		long ret;
-
-		if (strncmp(p->name, "process_vm", 10) == 0)
-			p->a[0] = getpid();
-		if (strcmp(p->name, "pidfd_getfd") == 0)
-			p->a[0] = syscall(434 /* pidfd_open */, getpid(), 0);
-		errno = 0;
-		ret = syscall(p->nr, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
-		report(p->name, "native", ret, errno);
-		settle(p->name, ret);
-		if (strcmp(p->name, "personality") == 0 && ret >= 0)
-			personality((unsigned long)ret); /* put it back */
-		if (p->nr_i386 >= 0) {
-			/* Pointers do not fit 32 bits; the filter must refuse before it reads them.
-			 */
-			ret = syscall_i386(p->nr_i386, 0, 0, 0);
-			report(p->name, "i386", ret < 0 && ret > -4096 ? -1 : ret,
-			       ret < 0 && ret > -4096 ? (int)-ret : 0);
-			settle(p->name, ret);
-		}
-		errno = 0;
-		ret = syscall(p->nr | X32_BIT, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4],
-			      p->a[5]);
-		report(p->name, "x32", ret, errno);
-	}
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		try_probe(&probes[i]);
 	return 0;
 }

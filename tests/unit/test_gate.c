@@ -838,39 +838,41 @@ static size_t count(char *const *v)
 	return n;
 }
 
+/* What a caller (an agent's harness) might hand a tool call: the attacks and the honest. */
+static char *const env_caller[] = {
+	"LD_PRELOAD=/workspace/evil.so",
+	"LD_LIBRARY_PATH=/workspace",
+	"PYTHONPATH=/workspace/evil",
+	"PYTHONSTARTUP=/workspace/x.py",
+	"PYTHONHOME=/workspace",
+	"GIT_SSH_COMMAND=sh -c id",
+	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_KEY_0=core.pager",
+	"NODE_OPTIONS=--require /workspace/x.js",
+	"JAVA_TOOL_OPTIONS=-javaagent:x",
+	"_JAVA_OPTIONS=-Dx",
+	"PYTEST_ADDOPTS=-p evil",
+	"PYTEST_PLUGINS=evil",
+	"BASH_ENV=/workspace/x",
+	"BASH_FUNC_ls%%=() { id; }",
+	"PERL5OPT=-Mx",
+	"GLIBC_TUNABLES=x",
+	"PATH=/workspace/bin",
+	"HOME=/root",
+	"LANG=evil",
+	"TOOL_FIXED=0",
+	"SECRET_TOKEN=hunter2",
+	"TERM=xterm",
+	"LC_ALL=C.UTF-8",
+	"TERM=second",
+	"noequals",
+	"BAD-NAME=1",
+	"=x",
+	NULL,
+};
+
 static void test_build_env_passes_only_the_allowlist(void **state)
 {
-	static char *const caller[] = {
-		"LD_PRELOAD=/workspace/evil.so",
-		"LD_LIBRARY_PATH=/workspace",
-		"PYTHONPATH=/workspace/evil",
-		"PYTHONSTARTUP=/workspace/x.py",
-		"PYTHONHOME=/workspace",
-		"GIT_SSH_COMMAND=sh -c id",
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=core.pager",
-		"NODE_OPTIONS=--require /workspace/x.js",
-		"JAVA_TOOL_OPTIONS=-javaagent:x",
-		"_JAVA_OPTIONS=-Dx",
-		"PYTEST_ADDOPTS=-p evil",
-		"PYTEST_PLUGINS=evil",
-		"BASH_ENV=/workspace/x",
-		"BASH_FUNC_ls%%=() { id; }",
-		"PERL5OPT=-Mx",
-		"GLIBC_TUNABLES=x",
-		"PATH=/workspace/bin",
-		"HOME=/root",
-		"LANG=evil",
-		"TOOL_FIXED=0",
-		"SECRET_TOKEN=hunter2",
-		"TERM=xterm",
-		"LC_ALL=C.UTF-8",
-		"TERM=second",
-		"noequals",
-		"BAD-NAME=1",
-		"=x",
-		NULL,
-	};
 	static const char *const gone[] = { "LD_PRELOAD",	"PYTHONPATH",	"GIT_SSH_COMMAND",
 					    "GIT_CONFIG_COUNT", "NODE_OPTIONS", "PYTEST_ADDOPTS",
 					    "BASH_FUNC_ls%%",	"SECRET_TOKEN", "TERM",
@@ -878,7 +880,7 @@ static void test_build_env_passes_only_the_allowlist(void **state)
 	struct gate_env *e = NULL;
 	char *const *v, *const *dropped;
 
-	assert_int_equal(gate_build_env(policy, "run_tests", caller, &e), 0);
+	assert_int_equal(gate_build_env(policy, "run_tests", env_caller, &e), 0);
 	v = gate_env_vector(e);
 	dropped = gate_env_dropped(e);
 	/* Order: sandbox PATH, HOME, TMPDIR, sandbox.env; the tool's env (LANG replaced in place);
@@ -897,7 +899,7 @@ static void test_build_env_passes_only_the_allowlist(void **state)
 	assert_string_equal(v[6], "LC_ALL=C.UTF-8");
 	assert_null(v[7]);
 	/* Everything else is dropped, and named. */
-	assert_int_equal(count(dropped), ARRAY_SIZE(caller) - 1 - 2);
+	assert_int_equal(count(dropped), ARRAY_SIZE(env_caller) - 1 - 2);
 	for (size_t i = 0; i < ARRAY_SIZE(gone); i++)
 		if (!has(dropped, gone[i]))
 			fail_msg("%s was not dropped", gone[i]);

@@ -555,13 +555,10 @@ static int stop_after_three_cb(const struct event *ev, void *data)
 	return ++*calls == 3 ? 42 : 0;
 }
 
-static void test_timeline_since_is_inclusive_until_exclusive_and_limit_counts(void **state)
+/* Sandboxes 1 "a" and 2 "b", each with events at 100..109. */
+static void put_two_sandboxes_ten_events_each(struct store *s)
 {
-	struct store *s = open_new("bounds");
-	struct store_timeline_query q = query(1);
-	struct collected c = { 0 };
 	struct event ev;
-	int calls = 0;
 
 	put_sandbox(s, 1, "a");
 	put_sandbox(s, 2, "b");
@@ -575,7 +572,16 @@ static void test_timeline_since_is_inclusive_until_exclusive_and_limit_counts(vo
 		event_clear(&ev);
 	}
 	assert_int_equal(store_commit(s), 0);
+}
 
+static void test_timeline_since_is_inclusive_until_exclusive_and_limit_counts(void **state)
+{
+	struct store *s = open_new("bounds");
+	struct store_timeline_query q = query(1);
+	struct collected c = { 0 };
+	int calls = 0;
+
+	put_two_sandboxes_ten_events_each(s);
 	q.since = 103;
 	q.until = 107;
 	timeline(s, &q, &c);
@@ -1133,6 +1139,28 @@ static int list_cb(const struct store_sandbox *sb, void *data)
 	return l->n == l->stop_at ? 7 : 0;
 }
 
+/* The list of test_sandbox_put_list_find_and_max_id: by id, alpha updated, its steps and last
+ * event. */
+static void check_listed(const struct sandbox_list *l)
+{
+	assert_int_equal(l->n, 3);
+	assert_int_equal(l->v[0].id, 1);
+	assert_int_equal(l->v[1].id, 2);
+	assert_int_equal(l->v[2].id, 5);
+	assert_string_equal(l->v[0].name, "alpha");
+	assert_string_equal(l->v[0].state, "frozen");
+	assert_int_equal(l->v[0].created_ts, 10);
+	assert_int_equal(l->v[0].updated_ts, 20);
+	assert_string_equal(l->v[0].policy_hash, "sha256:aa");
+	assert_string_equal(l->v[0].cgroup, "/sys/fs/cgroup/firebreak/alpha");
+	assert_int_equal(l->v[0].steps, 1);
+	assert_int_equal(l->v[0].last_ts, 99);
+	assert_string_equal(l->v[1].name, "beta");
+	assert_int_equal(l->v[1].steps, 0);
+	assert_int_equal(l->v[1].last_ts, 0);
+	assert_string_equal(l->v[2].policy_hash, "");
+}
+
 static void test_sandbox_put_list_find_and_max_id(void **state)
 {
 	struct store *s = open_new("sandboxes");
@@ -1174,22 +1202,7 @@ static void test_sandbox_put_list_find_and_max_id(void **state)
 			 STORE_TRACE_NEW);
 
 	assert_int_equal(store_sandbox_list(s, list_cb, &l), 0);
-	assert_int_equal(l.n, 3);
-	assert_int_equal(l.v[0].id, 1);
-	assert_int_equal(l.v[1].id, 2);
-	assert_int_equal(l.v[2].id, 5);
-	assert_string_equal(l.v[0].name, "alpha");
-	assert_string_equal(l.v[0].state, "frozen");
-	assert_int_equal(l.v[0].created_ts, 10);
-	assert_int_equal(l.v[0].updated_ts, 20);
-	assert_string_equal(l.v[0].policy_hash, "sha256:aa");
-	assert_string_equal(l.v[0].cgroup, "/sys/fs/cgroup/firebreak/alpha");
-	assert_int_equal(l.v[0].steps, 1);
-	assert_int_equal(l.v[0].last_ts, 99);
-	assert_string_equal(l.v[1].name, "beta");
-	assert_int_equal(l.v[1].steps, 0);
-	assert_int_equal(l.v[1].last_ts, 0);
-	assert_string_equal(l.v[2].policy_hash, "");
+	check_listed(&l);
 
 	l = (struct sandbox_list){ .stop_at = 2 };
 	assert_int_equal(store_sandbox_list(s, list_cb, &l), 7);
