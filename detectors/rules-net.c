@@ -81,25 +81,24 @@ static void window_counts(const struct detect_state *st, int64_t now, unsigned *
 	*ret_distinct = distinct;
 }
 
-/* A tool with no egress in its scope has no business with an internet socket. */
-static size_t socket_rule(struct detect_state *st, const struct event *ev,
-			  struct detect_verdict *out, size_t max)
+/*
+ * Whether dst is the sandbox's own loopback (127/8, ::1, ::ffff:127/104; 0.0.0.0 and :: reach
+ * it too): what goes there never leaves the sandbox's network namespace.
+ */
+static int loopback_address(const char *dst)
 {
-	char family[16] = "";
-
-	if (max == 0 || !event_field_str(ev, "family", family, sizeof(family)) ||
-	    (strcmp(family, "inet") != 0 && strcmp(family, "inet6") != 0) ||
-	    !tool_without_network(st, ev))
-		return 0;
-	detect_verdict_init(out, ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
-	snprintf(out->reason, sizeof(out->reason),
-		 "tool %s, whose scope opens no egress, made an %s socket", ev->tool, family);
-	return 1;
+	return strncmp(dst, "127.", 4) == 0 || strcmp(dst, "::1") == 0 ||
+	       strncmp(dst, "::ffff:127.", 11) == 0 || strcmp(dst, "0.0.0.0") == 0 ||
+	       strcmp(dst, "::") == 0;
 }
 
-/* An attempt (or denied packets) to dst: the metadata service, or by a tool with no egress. */
+/*
+ * An attempt (or denied packets) to dst: the metadata service, or, by a tool with no egress, one
+ * that reaches beyond the sandbox (not its own loopback) or that the egress hook refused. A socket
+ * alone, or a connect to a test's own server on loopback, is recorded and judged no further.
+ */
 static size_t attempt_rules(struct detect_state *st, const struct event *ev, const char *dst,
-			    int connect, struct detect_verdict *out, size_t max)
+			    int connect, int refused, struct detect_verdict *out, size_t max)
 {
 	size_t k = 0;
 
@@ -110,7 +109,8 @@ static size_t attempt_rules(struct detect_state *st, const struct event *ev, con
 			 dst);
 		k++;
 	}
-	if (connect && tool_without_network(st, ev) && k < max) {
+	if (connect && (refused || !loopback_address(dst)) && tool_without_network(st, ev) &&
+	    k < max) {
 		detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "tool %s, whose scope opens no egress, tried %s", ev->tool, dst);
@@ -155,16 +155,16 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 	int connect = strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0;
 	int denied = strcmp(ev->kind, "net.denied") == 0;
 	char dst[48] = "", hook[16] = "";
+	int refused;
 	size_t k;
 
-	if (strcmp(ev->kind, "net.socket") == 0)
-		return socket_rule(st, ev, out, max);
 	if ((!connect && !denied) || !event_field_str(ev, "dst", dst, sizeof(dst)))
 		return 0;
-	k = attempt_rules(st, ev, dst, connect, out, max);
+	refused = event_field_str(ev, "egress_hook", hook, sizeof(hook)) &&
+		  strcmp(hook, "refused") == 0;
+	k = attempt_rules(st, ev, dst, connect, refused, out, max);
 	/* Refused by the egress hook, or dropped at the gate: one denial each. */
-	if (connect && (!event_field_str(ev, "egress_hook", hook, sizeof(hook)) ||
-			strcmp(hook, "refused") != 0))
+	if (connect && !refused)
 		return k;
 	return k + denial_rules(st, ev, dst, out + k, max - k);
 }

@@ -18,6 +18,23 @@ reach() {
 }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2"; }
 
+# The sandbox's own loopback is no egress: a tool with none runs a test server there and talks
+# to it, over IPv4 and IPv6 (the hook lets 127/8 and ::1 through; nothing leaves the netns).
+cat >"$T/local.py" <<'PY'
+import http.server, socket, threading, urllib.request
+class V6(http.server.HTTPServer):
+    address_family = socket.AF_INET6
+for cls, host, url in ((http.server.HTTPServer, "127.0.0.1", "127.0.0.1"), (V6, "::1", "[::1]")):
+    srv = cls((host, 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    urllib.request.urlopen("http://%s:%d/" % (url, srv.server_address[1]), timeout=5).read()
+    srv.shutdown()
+print("ok")
+PY
+copy_in pt1 "$T/local.py"
+assert_eq "$("$FB" exec pt1 --tool run_tests -- python3 /workspace/local.py 2>/dev/null)" "ok" \
+	"run_tests (no egress) talks to its own server on 127.0.0.1 and ::1"
+
 # By name: the DNS gate answers any tool (resolving is not reaching), the connect is refused.
 out=$(reach run_tests tcp registry.test 80)
 [ "$(field "$out" addr)" = "198.51.100.7" ] && [ "$(field "$out" errno)" = "1" ] \

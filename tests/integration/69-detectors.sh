@@ -19,21 +19,35 @@ with open("/workspace/out/digest", "w") as f:
 assert subprocess.run(["/usr/bin/python3", "-c", "print(1)"], capture_output=True).returncode == 0
 print(open("/workspace/out/digest").read()[:8])
 PY
-printf 'import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ntime.sleep(30)\n' >"$T/sock.py"
+# Honest local networking: pip's IPv6 probe (a socket bound to ::1) and a test's own server on
+# loopback, talked to. Nothing of it leaves the sandbox.
+cat >"$T/local.py" <<'PY'
+import http.server, socket, threading, urllib.request
+s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+s.bind(("::1", 0))
+s.close()
+srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+urllib.request.urlopen("http://127.0.0.1:%d/" % srv.server_address[1]).read()
+srv.shutdown()
+PY
+# A connect beyond the sandbox by a tool with no egress (nothing answers: no route).
+printf 'import socket, time\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.settimeout(0.2)\ns.connect_ex(("192.0.2.1", 80))\ntime.sleep(30)\n' >"$T/sock.py"
 printf 'import ctypes, time\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall(101, 0, 0, 0, 0)\ntime.sleep(30)\n' >"$T/escape.py"
 
 verdicts() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["detectors"]["verdicts"])'; }
 create_sandbox dt1 "$POLICY"
-for f in honest sock escape; do copy_in dt1 "$T/$f.py"; done
+for f in honest local sock escape; do copy_in dt1 "$T/$f.py"; done
 check "an honest tool call runs" "$FB" exec dt1 --tool attack --step 1 -- python3 /workspace/honest.py
+check "a test's local networking runs" "$FB" exec dt1 --tool attack --step 11 -- python3 /workspace/local.py
 sleep 0.5
-assert_eq "$(verdicts)" "0" "an honest tool call gets no verdict"
+assert_eq "$(verdicts)" "0" "honest tool calls (a loopback server and an IPv6 probe included) get no verdict"
 
 "$FB" exec dt1 --tool attack --step 2 -- python3 /workspace/sock.py >/dev/null 2>&1 &
 SOCK=$!
 FB_PIDS="$FB_PIDS $SOCK"
-wait_cgroup dt1 frozen 1 || fail "a no-egress tool's internet socket did not get dt1 frozen"
-ok "a tool without egress made an internet socket: the sandbox is frozen"
+wait_cgroup dt1 frozen 1 || fail "a no-egress tool's connect beyond the sandbox did not get dt1 frozen"
+ok "a tool without egress tried to reach beyond the sandbox: the sandbox is frozen"
 # The freeze comes first; the verdict and the action are stored right after.
 wait_event dt1 action.freeze || fail "the freeze was not recorded"
 "$FB" timeline dt1 --json >"$T/tl.jsonl" || fail "timeline"
@@ -47,18 +61,19 @@ assert len(v) == 1, v
 f = v[0]["fields"]
 assert (f["rule"], f["severity"], f["action"]) == ("tool.network-out-of-scope", "high", "freeze"), f
 trig = [e for e in ev if e["id"] in f["event_ids"]]
-assert len(trig) == 1 and trig[0]["kind"] == "net.socket" and trig[0]["step"] == 2, trig
+assert len(trig) == 1 and trig[0]["kind"] == "net.connect" and trig[0]["step"] == 2, trig
+assert trig[0]["fields"]["dst"] == "192.0.2.1", trig
 assert v[0]["step"] == 2 and v[0]["tool"] == "attack" and v[0]["source"] == "detector"
 a = [e for e in ev if e["kind"] == "action.freeze"]
 assert len(a) == 1 and a[0]["fields"]["requested_by"] == "tool.network-out-of-scope", a
 lat = a[0]["fields"]["latency_ns"]
 assert 0 < lat < 1_000_000_000, lat
-print("   socket() -> frozen: %.2f ms (act %.0f us)" % (lat / 1e6, a[0]["fields"]["act_ns"] / 1e3))
+print("   connect() -> frozen: %.2f ms (act %.0f us)" % (lat / 1e6, a[0]["fields"]["act_ns"] / 1e3))
 assert len(det) == 1 and det[0]["id"] == f["detection_id"] and det[0]["rule"] == f["rule"], det
 assert json.loads(det[0]["event_ids"]) == f["event_ids"] and det[0]["linked"] == 1, det
 assert det[0]["incident_id"] == f["incident_id"] and det[0]["isev"] == "high", det
 PY
-ok "the verdict names the socket event, is a detections row in a high incident that keeps it; the freeze is recorded with its latency"
+ok "the verdict names the connect event, is a detections row in a high incident that keeps it; the freeze is recorded with its latency"
 kept=$(sqlite3 -readonly "$FIREBREAK_DB" "SELECT count(*) FROM policies p JOIN detections d ON d.policy_hash = p.hash WHERE p.text = CAST(readfile('$POLICY') AS TEXT)")
 assert_eq "$kept" "1" "the policy the verdict names is kept in the store, byte for byte"
 # A restarted monitor keeps adding the sandbox's verdicts to its open incident.

@@ -156,19 +156,36 @@ static void test_scan_counts_distinct_destinations(void **state)
 	detect_state_free(st);
 }
 
-static void test_network_out_of_scope_needs_the_policy(void **state)
+/*
+ * A tool with no egress is flagged for what reaches beyond the sandbox, or what the egress hook
+ * refused; not for a socket alone, nor for talking to its own loopback (pip's IPv6 probe, a
+ * test's local server). Without the policy, nothing.
+ */
+static void test_network_out_of_scope_is_what_leaves_and_needs_the_policy(void **state)
 {
 	struct detect_state *st = new_state(1), *none = new_state(0);
 	struct detect_verdict v[4];
 	const char *inet = "{\"family\":\"inet\",\"type\":1,\"protocol\":0,\"cgroup_id\":5}";
-	const char *unix_sock = "{\"family\":\"unix\",\"type\":1,\"protocol\":0,\"cgroup_id\":5}";
+	const char *out = "{\"family\":\"inet\",\"dst\":\"192.0.2.1\",\"port\":80,"
+			  "\"egress_hook\":\"passed\"}";
+	const char *lo = "{\"family\":\"inet\",\"dst\":\"127.0.0.1\",\"port\":8000,"
+			 "\"egress_hook\":\"passed\"}";
+	const char *lo6 = "{\"family\":\"inet6\",\"dst\":\"::1\",\"port\":8000,"
+			  "\"egress_hook\":\"passed\"}";
+	const char *lo_refused = "{\"family\":\"inet\",\"dst\":\"127.0.0.1\",\"port\":1,"
+				 "\"egress_hook\":\"refused\",\"errno\":1}";
 
-	assert_int_equal(feed(st, 1, SEC, "run_tests", "net.socket", inet, v), 1);
+	assert_int_equal(feed(st, 1, SEC, "run_tests", "net.socket", inet, v), 0);
+	assert_int_equal(feed(st, 2, SEC, "run_tests", "net.connect", lo, v), 0);
+	assert_int_equal(feed(st, 3, SEC, "run_tests", "net.connect", lo6, v), 0);
+	assert_int_equal(feed(st, 4, SEC, "run_tests", "net.sendmsg", lo, v), 0);
+	assert_int_equal(feed(st, 5, SEC, "run_tests", "net.connect", out, v), 1);
 	assert_string_equal(v[0].rule, "tool.network-out-of-scope");
 	assert_int_equal(v[0].severity, DETECT_HIGH);
-	assert_int_equal(feed(st, 2, SEC, "run_tests", "net.socket", unix_sock, v), 0);
-	assert_int_equal(feed(st, 3, SEC, "install_deps", "net.socket", inet, v), 0);
-	assert_int_equal(feed(none, 4, SEC, "run_tests", "net.socket", inet, v), 0);
+	assert_int_equal(feed(st, 6, SEC, "run_tests", "net.connect", lo_refused, v), 1);
+	assert_string_equal(v[0].rule, "tool.network-out-of-scope");
+	assert_int_equal(feed(st, 7, SEC, "install_deps", "net.connect", out, v), 0);
+	assert_int_equal(feed(none, 8, SEC, "run_tests", "net.connect", out, v), 0);
 	detect_state_free(st);
 	detect_state_free(none);
 }
@@ -409,7 +426,7 @@ int main(void)
 		cmocka_unit_test(test_metadata_is_critical_anywhere),
 		cmocka_unit_test(test_burst_fires_once_per_window),
 		cmocka_unit_test(test_scan_counts_distinct_destinations),
-		cmocka_unit_test(test_network_out_of_scope_needs_the_policy),
+		cmocka_unit_test(test_network_out_of_scope_is_what_leaves_and_needs_the_policy),
 		cmocka_unit_test(test_escape_class_seccomp_and_resources),
 		cmocka_unit_test(test_same_events_same_verdicts),
 		cmocka_unit_test(test_behavior_rules_judge_by_the_tool_scope),
