@@ -146,6 +146,14 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, int bind)
 	return 1;
 }
 
+/* ::1 and ::ffff:127.0.0.0/104: the sandbox's own loopback, as 127/8 is for IPv4. */
+static __always_inline int loopback6(__u32 a0, __u32 a1, __u32 a2, __u32 a3)
+{
+	return a0 == 0 && a1 == 0 &&
+	       ((a2 == 0 && a3 == bpf_htonl(1)) ||
+		(a2 == bpf_htonl(0xffff) && (bpf_ntohl(a3) >> 24) == 127));
+}
+
 static __always_inline int check6(struct bpf_sock_addr *ctx, int bind)
 {
 	const struct egress_hook_tool *t = current_tool();
@@ -158,10 +166,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, int bind)
 	__u32 a0 = ctx->user_ip6[0], a1 = ctx->user_ip6[1], a2 = ctx->user_ip6[2],
 	      a3 = ctx->user_ip6[3];
 
-	/* ::1 and ::ffff:127.0.0.0/104: the sandbox's own loopback, as for IPv4. */
-	if (a0 == 0 && a1 == 0 &&
-	    ((a2 == 0 && a3 == bpf_htonl(1)) ||
-	     (a2 == bpf_htonl(0xffff) && (bpf_ntohl(a3) >> 24) == 127)))
+	if (loopback6(a0, a1, a2, a3))
 		return 1;
 	if (!t) {
 		count(EGRESS_HOOK_REFUSED6);

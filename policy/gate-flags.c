@@ -88,13 +88,16 @@ static size_t long_flag(const struct policy_command *c, char *const argv[], size
 		/* Its value, if it takes one, is not a flag to judge. */
 		return dn->takes_value && !has_value ? 2 : 1;
 	}
-	if (c->abbrev && (dn = abbreviates_denied(&c->deny, a, n))) {
+	/* An exact allowed flag is that flag (argparse and getopt_long take an exact name before
+	 * any abbreviation): pytest's --co is --co, not a prefix of --config-file. Only a name
+	 * that is no flag of the scope is judged as an abbreviation. */
+	fl = find(&c->allow, a, n);
+	if (!fl && c->abbrev && (dn = abbreviates_denied(&c->deny, a, n))) {
 		/* The program may take it as dn: refuse it as dn, ambiguous or not. */
 		snprintf(msg, sizeof(msg), "it abbreviates %s, which", dn->name);
 		denied(f, (int)i, msg, argv);
 		return dn->takes_value && !has_value ? 2 : 1;
 	}
-	fl = find(&c->allow, a, n);
 	if (!fl && c->abbrev) {
 		size_t matches = 0;
 
