@@ -21,8 +21,23 @@ check "a real pytest run (two tests, one with a child python)" \
 "$FB" exec hb1 --tool git --step 3 -- git status --short >/dev/null 2>&1
 ok "git status in the git tool ran (exit $?: no repository here)"
 check "ls in shell_readonly" "$FB" exec hb1 --tool shell_readonly --step 4 -- ls -la
+# The example's install_deps on Debian 12: into /workspace/.deps (the system's python is
+# externally managed), from the world's registry; run_tests imports it; a new test directory.
+echo "demo==1.0" | "$FB" exec hb1 --tool edit_file --step 5 -- tee requirements.txt >/dev/null ||
+	fail "edit_file requirements.txt"
+"$FB" exec hb1 --tool install_deps --step 6 -- \
+	python3 -m pip install --target /workspace/.deps -q -r requirements.txt >"$T/pip.out" 2>&1 ||
+	fail "install_deps installs demo into the workspace: $(tail -5 "$T/pip.out")"
+ok "install_deps installs demo into the workspace"
+check "edit_file makes a new test directory" "$FB" exec hb1 --tool edit_file --step 7 -- mkdir -p tests/deps
+printf 'import demo\n\ndef test_demo():\n    assert demo.VERSION == "1.0"\n' |
+	"$FB" exec hb1 --tool edit_file --step 8 -- tee tests/deps/test_demo.py >/dev/null ||
+	fail "edit_file tests/deps/test_demo.py"
+check "run_tests imports what install_deps installed" \
+	"$FB" exec hb1 --tool run_tests --step 9 -- python3 -m pytest -q tests/deps/test_demo.py
+check "pytest --co -q collects" "$FB" exec hb1 --tool run_tests --step 10 -- python3 -m pytest --co -q
 sleep 0.5
-assert_eq "$(verdicts)" "0" "honest work in the example policy's tools gets no verdict"
+assert_eq "$(verdicts)" "0" "honest work in the example policy's tools (an install and a collection included) gets no verdict"
 
 create_sandbox hb2 "$FB_ROOT/tests/policies/egress-tools.json"
 cat >"$T/fetch.py" <<'PY'
