@@ -10,6 +10,7 @@
 #include "exec-scope.h"
 #include "control.h"
 #include "daemon.h"
+#include "records.h"
 #include "macro.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/proc/proc-events.h"
@@ -149,23 +150,13 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 void control_submit_sandbox(struct daemon *d, struct lineserver *ls, uint64_t token,
 			    uint64_t lineno, const struct store_sandbox *sb)
 {
-	struct writer_op wop = { .type = WRITER_OP_SANDBOX, .token = token };
+	json_t *ok = json_pack("{s:b, s:s, s:I}", "ok", 1, "sandbox", sb->name, "id",
+			       (json_int_t)sb->id);
+	char *msg = ok ? json_dumps(ok, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
-	event_init(&wop.ev);
-	wop.sandbox = malloc(sizeof(*wop.sandbox));
-	wop.msg = NULL;
-	if (wop.sandbox) {
-		json_t *ok = json_pack("{s:b, s:s, s:I}", "ok", 1, "sandbox", sb->name, "id",
-				       (json_int_t)sb->id);
-		*wop.sandbox = *sb;
-		wop.msg = ok ? json_dumps(ok, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-		json_decref(ok);
-	}
-	if (!wop.sandbox || !wop.msg) {
-		writer_op_clear(&wop);
+	json_decref(ok);
+	if (!msg || record_sandbox_answered(d, sb, token, msg) == -ENOMEM)
 		return control_refuse(d, ls, token, lineno, "out of memory");
-	}
-	sink_submit(d->sink, &wop);
 }
 
 /* {"op":"event","event":{...}}: one event in the event model, from the enforcer. */

@@ -6,12 +6,9 @@
 #include <sys/types.h>
 
 #include "config.h"
-#include "child.h"
-#include "export.h"
 #include "lineserver.h"
 #include "log.h"
 #include "loop.h"
-#include "detectors/detect.h"
 #include "store/registry.h"
 #include "trace.h"
 #include "store/sink.h"

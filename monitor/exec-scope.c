@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "detectors/detect.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "collectors/proc/proc-events.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "counters.h"
 #include "daemon.h"
 #include "macro.h"
@@ -127,39 +128,39 @@ static json_t *export_status(const void *state)
 			 "restarts", (json_int_t)x->child.restarts);
 }
 
-#define EXPORT_COUNTER(target, field, fam, help)                                                   \
-	{                                                                                          \
-#target "." #field, COUNTER_TOTAL, help, fam, #target,                             \
-			COUNTER_AT(struct export_state, target##_##field)                          \
-	}
-static const struct counter_def otlp_counters[] = {
-	EXPORT_COUNTER(otlp, pushes, COUNTER_FAMILY_EXPORT_PUSHES, "OTLP pushes delivered"),
-	EXPORT_COUNTER(otlp, spans, COUNTER_FAMILY_EXPORT_ITEMS, "OTLP spans delivered"),
-	EXPORT_COUNTER(otlp, errors, COUNTER_FAMILY_EXPORT_ERRORS, "OTLP pushes not delivered"),
+/* The OTLP target's counters, then Loki's: one registration takes those configured. */
+static const struct counter_def export_counters[] = {
+	{ "otlp.pushes", COUNTER_TOTAL, "OTLP pushes delivered", COUNTER_FAMILY_EXPORT_PUSHES,
+	  "otlp", COUNTER_AT(struct export_state, otlp_pushes) },
+	{ "otlp.spans", COUNTER_TOTAL, "OTLP spans delivered", COUNTER_FAMILY_EXPORT_ITEMS, "otlp",
+	  COUNTER_AT(struct export_state, otlp_spans) },
+	{ "otlp.errors", COUNTER_TOTAL, "OTLP pushes not delivered", COUNTER_FAMILY_EXPORT_ERRORS,
+	  "otlp", COUNTER_AT(struct export_state, otlp_errors) },
 	{ "otlp.after", COUNTER_GAUGE, "the last incident delivered",
 	  COUNTER_AT(struct export_state, otlp_after) },
-};
-static const struct counter_def loki_counters[] = {
-	EXPORT_COUNTER(loki, pushes, COUNTER_FAMILY_EXPORT_PUSHES, "Loki pushes delivered"),
-	EXPORT_COUNTER(loki, lines, COUNTER_FAMILY_EXPORT_ITEMS, "Loki lines delivered"),
-	EXPORT_COUNTER(loki, errors, COUNTER_FAMILY_EXPORT_ERRORS, "Loki pushes not delivered"),
+	{ "loki.pushes", COUNTER_TOTAL, "Loki pushes delivered", COUNTER_FAMILY_EXPORT_PUSHES,
+	  "loki", COUNTER_AT(struct export_state, loki_pushes) },
+	{ "loki.lines", COUNTER_TOTAL, "Loki lines delivered", COUNTER_FAMILY_EXPORT_ITEMS, "loki",
+	  COUNTER_AT(struct export_state, loki_lines) },
+	{ "loki.errors", COUNTER_TOTAL, "Loki pushes not delivered", COUNTER_FAMILY_EXPORT_ERRORS,
+	  "loki", COUNTER_AT(struct export_state, loki_errors) },
 	{ "loki.after", COUNTER_GAUGE, "the last event delivered",
 	  COUNTER_AT(struct export_state, loki_after) },
 };
+#define EXPORT_OTLP_COUNTERS 4
 
-/* The status first: the counters of a configured target join its object. */
+/* The status first: the counters of a configured target join its object, read from the state
+ * file once for both targets. */
 int export_add_counters(struct daemon *d)
 {
 	struct export_core *x = d->export;
+	size_t from = d->cfg->otlp.host[0] ? 0 : EXPORT_OTLP_COUNTERS;
+	size_t to = d->cfg->loki.host[0] ? ARRAY_SIZE(export_counters) : EXPORT_OTLP_COUNTERS;
 	int r = counters_add_status(d->counters, "exporters", export_status, x);
 
-	if (r == 0 && x->state_fd >= 0 && d->cfg->otlp.host[0])
-		r = counters_add_snapshot(d->counters, "exporters", otlp_counters,
-					  ARRAY_SIZE(otlp_counters), x, sizeof(struct export_state),
-					  export_snapshot);
-	if (r == 0 && x->state_fd >= 0 && d->cfg->loki.host[0])
-		r = counters_add_snapshot(d->counters, "exporters", loki_counters,
-					  ARRAY_SIZE(loki_counters), x, sizeof(struct export_state),
+	if (r == 0 && x->state_fd >= 0 && from < to)
+		r = counters_add_snapshot(d->counters, "exporters", export_counters + from,
+					  to - from, x, sizeof(struct export_state),
 					  export_snapshot);
 	return r;
 }

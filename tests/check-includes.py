@@ -59,7 +59,7 @@ def may_include(src, dst):
     if dst == src or dst == "lib":
         return True
     allowed = RULES[rule_key(src)]
-    return dst in allowed or (rule_key(dst) in allowed and dst != "collectors")
+    return dst in allowed or rule_key(dst) in allowed
 
 
 def is_door(dst_room, name):
