@@ -2,14 +2,19 @@
 #include "collector.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cgroup.h"
+#include "config.h"
 #include "event.h"
 #include "store/registry.h"
+#include "store/store.h"
 
 /* The step cgroup of sandbox sb_dir (a directory under firebreak/) whose id is cgid, if any. */
 static int find_step(struct registry *r, const char *sandbox, const char *dir, uint64_t cgid)
@@ -69,4 +74,29 @@ int collector_resolve(struct registry *r, uint64_t cgid, const char **ret_sandbo
 	}
 	closedir(ds);
 	return found && registry_cgroup_get(r, cgid, ret_sandbox, ret_step, ret_tool);
+}
+
+int collector_sandbox_init(const struct config *cfg, const struct store_sandbox *sb, pid_t *ret)
+{
+	char path[PATH_MAX];
+	json_t *doc;
+	json_int_t pid;
+
+	if (config_sandbox_path(cfg, sb->name, "state.json", path, sizeof(path)) < 0)
+		return -ENAMETOOLONG;
+	if (!(doc = json_load_file(path, 0, NULL)))
+		return -ENOENT;
+	pid = json_integer_value(json_object_get(doc, "init_pid"));
+	json_decref(doc);
+	if (pid <= 0 || pid > INT32_MAX)
+		return -ENOENT;
+	*ret = (pid_t)pid;
+	return 0;
+}
+
+int collector_sandbox_init_alive(const struct store_sandbox *sb, pid_t pid)
+{
+	char rel[sizeof(sb->cgroup)];
+
+	return cgroup_of_pid(pid, rel, sizeof(rel)) == 0 && strcmp(rel, sb->cgroup) == 0;
 }

@@ -8,12 +8,14 @@
 #define FB_COLLECTOR_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct config;
 struct counters;
 struct loop;
 struct registry;
 struct sink;
+struct store_sandbox;
 
 struct collector_env {
 	struct loop *loop;
@@ -30,5 +32,15 @@ struct collector_env {
  */
 int collector_resolve(struct registry *r, uint64_t cgid, const char **ret_sandbox,
 		      int64_t *ret_step, const char **ret_tool);
+
+/*
+ * The enforcer's init of sandbox sb (its root, /proc/PID/root, shows the sandbox's file system):
+ * from the sandbox's state.json; 0 and *ret, or -errno (an adopted cgroup has none: -ENOENT).
+ * Check it with collector_sandbox_init_alive before each use: the pid may be reused.
+ */
+int collector_sandbox_init(const struct config *cfg, const struct store_sandbox *sb, pid_t *ret);
+
+/* 1 if pid is still in sandbox sb's own cgroup (so still its init), else 0. */
+int collector_sandbox_init_alive(const struct store_sandbox *sb, pid_t pid);
 
 #endif

@@ -81,29 +81,15 @@ int cgroup_collector_new(const struct collector_env *env, struct cgroup_collecto
 	return 0;
 }
 
-/*
- * The sandbox's init, whose root shows its /workspace: from the enforcer's state, once, and only
- * while that pid is still in the sandbox's cgroup (a pid reused by another process is not it).
- */
+/* The sandbox's init, looked up once (collector_sandbox_init) and again only to see it is alive. */
 static pid_t sandbox_init(struct cgroup_collector *c, struct sample *s,
 			  const struct store_sandbox *sb)
 {
-	char path[PATH_MAX], rel[sizeof(sb->cgroup)];
-
-	if (s->init_pid == 0) {
-		json_t *doc = config_sandbox_path(c->env.cfg, sb->name, "state.json", path,
-						  sizeof(path)) == 0
-				      ? json_load_file(path, 0, NULL)
-				      : NULL;
-
-		s->init_pid = (pid_t)json_integer_value(json_object_get(doc, "init_pid"));
-		json_decref(doc);
-		if (s->init_pid <= 0)
-			s->init_pid = -1;
-	}
+	if (s->init_pid == 0 && collector_sandbox_init(c->env.cfg, sb, &s->init_pid) < 0)
+		s->init_pid = -1;
 	if (s->init_pid < 0)
 		return -1;
-	if (cgroup_of_pid(s->init_pid, rel, sizeof(rel)) < 0 || strcmp(rel, sb->cgroup) != 0)
+	if (!collector_sandbox_init_alive(sb, s->init_pid))
 		s->init_pid = -1; /* gone: not looked up again */
 	return s->init_pid;
 }
