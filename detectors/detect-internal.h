@@ -3,6 +3,7 @@
 #define FB_DETECT_INTERNAL_H
 
 #include "detect.h"
+#include "lures.h"
 #include "policy/policy.h"
 
 #define DETECT_TOOLS_MAX 128
@@ -54,6 +55,9 @@ struct detect_state {
 	/* CPU: where the current window started (ts, throttled us); saturated was reported. */
 	int64_t cpu_ts, cpu_throttled;
 	int cpu_saturated;
+
+	/* The sandbox's decoys' marker (lures.h), "" if it has none (an adopted cgroup). */
+	char marker[LURE_MARKER_LEN + 1];
 };
 
 /* Fills v's common fields from ev. */
@@ -67,6 +71,8 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
 size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 			     struct detect_verdict *out, size_t max);
+size_t detect_rules_lure(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
 
 /* Whether path's base name is an interpreter (python3.11, bash, node...). */
 int detect_interpreter(const char *path);

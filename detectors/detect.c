@@ -117,6 +117,16 @@ int detect_state_new(const struct policy *p, const struct detect_config *c,
 	return 0;
 }
 
+void detect_state_set_marker(struct detect_state *st, const char *marker)
+{
+	strscpy(st->marker, sizeof(st->marker), lure_marker_valid(marker) ? marker : "");
+}
+
+const char *detect_state_marker(const struct detect_state *st)
+{
+	return st->marker;
+}
+
 void detect_state_free(struct detect_state *st)
 {
 	if (!st)
@@ -168,6 +178,7 @@ static size_t (*const rule_classes[])(struct detect_state *st, const struct even
 	detect_rules_net,
 	detect_rules_host,
 	detect_rules_behavior,
+	detect_rules_lure,
 };
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,

@@ -64,6 +64,15 @@ int detect_state_new(const struct policy *p, const struct detect_config *c,
 
 void detect_state_free(struct detect_state *st);
 
+/*
+ * The sandbox's decoys' marker (lib/lures.h; anything else clears it): seen leaving, it is
+ * exfiltration. Replay sets the one the live state had (its detectors.start marker says).
+ */
+void detect_state_set_marker(struct detect_state *st, const char *marker);
+
+/* The marker set, "" if none. */
+const char *detect_state_marker(const struct detect_state *st);
+
 /* What a verdict of severity s does under the sandbox's policy (or the defaults). */
 enum policy_action detect_action(const struct detect_state *st, enum detect_severity s);
 

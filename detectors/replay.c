@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lures.h"
 #include "macro.h"
 #include "policy/policy.h"
 
@@ -12,6 +13,7 @@
 struct epoch {
 	int64_t first, last; /* events fed: [first, last]; last INT64_MAX while it ran on */
 	char policy_hash[80];
+	char marker[LURE_MARKER_LEN + 1]; /* the decoys' marker the live state had */
 	int started;
 };
 
@@ -73,6 +75,10 @@ static int marker_cb(const struct event *ev, void *data)
 			json_string_value(json_object_get(f, "policy_hash"))
 				? json_string_value(json_object_get(f, "policy_hash"))
 				: "");
+		strscpy(e->marker, sizeof(e->marker),
+			json_string_value(json_object_get(f, "decoy_marker"))
+				? json_string_value(json_object_get(f, "decoy_marker"))
+				: "");
 		/* The one before ran at most to here (a restart leaves no stop marker). */
 		if (r->n_epochs > 1 && r->epochs[r->n_epochs - 2].last > id - 1)
 			r->epochs[r->n_epochs - 2].last = id - 1;
@@ -104,6 +110,8 @@ static int start_epoch(struct run *r, size_t i)
 		strscpy(r->res->policy, sizeof(r->res->policy), r->epochs[i].policy_hash);
 	}
 	rc = detect_state_new(r->o->policy ? r->o->policy : p, &r->cfg, &r->st);
+	if (rc == 0)
+		detect_state_set_marker(r->st, r->epochs[i].marker);
 	policy_free(p);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "policy-limits.h"
 #include "log.h"
 #include "macro.h"
+#include "plant-lures.h"
 #include "policy/policy.h"
 #include "report.h"
 #include "sandbox.h"
@@ -268,6 +269,8 @@ static int create_state_files(struct create_run *c)
 	if ((r = copy_file(c->policy_path, path)) < 0 || mkdir(c->root, 0700) < 0)
 		return log_errno(r ? r : -errno, "firebreak create: state files in %s", c->dir);
 	state_path(c->cfg, c->name, "seccomp.bpf", path, sizeof(path));
+	if ((r = sandbox_lures_marker(c->st.decoy_marker)) < 0)
+		return log_errno(r, "firebreak create: the decoys' marker");
 	if ((r = sandbox_seccomp_build(path)) < 0 ||
 	    (r = sandbox_seccomp_hash(path, c->st.seccomp_hash)) < 0)
 		return r;
@@ -307,6 +310,8 @@ static int create_start_init(struct create_run *c)
 			.root = c->root,
 			.workspace_bytes = c->lim.workspace_bytes,
 			.tmp_bytes = c->lim.tmp_bytes,
+			.home_bytes = c->lim.home_bytes,
+			.marker = c->st.decoy_marker,
 			.uid = c->lim.uid,
 			.gid = c->lim.gid,
 		},

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "plant-lures.h"
 #include "macro.h"
 
 /* Host directories shown read-only (or as the same symlink where the host has a symlink). */
@@ -36,7 +37,7 @@ static const char *const proc_masked[] = { "proc/kcore", "proc/keys", "proc/time
 
 static const char *const devices[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
-_printf_(4, 5) static int fail(int r, char *err, size_t errlen, const char *fmt, ...)
+int mounts_fail(int r, char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 	size_t n;
@@ -91,18 +92,18 @@ static int show_host(const char *root, char *err, size_t errlen)
 			ssize_t n = readlink(src, target, sizeof(target) - 1);
 
 			if (n < 0)
-				return fail(-errno, err, errlen, "readlink %s", src);
+				return mounts_fail(-errno, err, errlen, "readlink %s", src);
 			target[n] = '\0';
 			if (symlink(target, dst) < 0)
-				return fail(-errno, err, errlen, "symlink %s", dst);
+				return mounts_fail(-errno, err, errlen, "symlink %s", dst);
 			continue;
 		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		if (mkdir(dst, 0755) < 0)
-			return fail(-errno, err, errlen, "mkdir %s", dst);
+			return mounts_fail(-errno, err, errlen, "mkdir %s", dst);
 		if ((r = bind_read_only(src, dst)) < 0)
-			return fail(r, err, errlen, "bind %s read-only", src);
+			return mounts_fail(r, err, errlen, "bind %s read-only", src);
 	}
 	return 0;
 }
@@ -117,7 +118,7 @@ static int hide(const char *root, char *err, size_t errlen)
 		if (stat(dst, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (mount("/dev/null", dst, NULL, MS_BIND, NULL) < 0)
-			return fail(-errno, err, errlen, "hide %s", hidden_etc_files[i]);
+			return mounts_fail(-errno, err, errlen, "hide %s", hidden_etc_files[i]);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(hidden_etc_dirs); i++) {
 		snprintf(dst, sizeof(dst), "%s/%s", root, hidden_etc_dirs[i]);
@@ -125,7 +126,7 @@ static int hide(const char *root, char *err, size_t errlen)
 			continue;
 		if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			  "size=4k,mode=0755") < 0)
-			return fail(-errno, err, errlen, "hide %s", hidden_etc_dirs[i]);
+			return mounts_fail(-errno, err, errlen, "hide %s", hidden_etc_dirs[i]);
 	}
 	return 0;
 }
@@ -147,9 +148,9 @@ static int make_resolv_conf(const char *root, char *err, size_t errlen)
 	snprintf(file, sizeof(file), "%s/resolv.conf", dir);
 	if (mkdir(dir, 0700) < 0 ||
 	    mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0755") < 0)
-		return fail(-errno, err, errlen, "resolv.conf tmpfs");
+		return mounts_fail(-errno, err, errlen, "resolv.conf tmpfs");
 	if ((r = make_file(file)) < 0)
-		return fail(r, err, errlen, "create resolv.conf");
+		return mounts_fail(r, err, errlen, "create resolv.conf");
 	{
 		static const char none[] =
 			"# firebreak: no network unless the policy allows some\n";
@@ -159,15 +160,15 @@ static int make_resolv_conf(const char *root, char *err, size_t errlen)
 			r = -errno;
 			if (fd >= 0)
 				close(fd);
-			return fail(r, err, errlen, "write resolv.conf");
+			return mounts_fail(r, err, errlen, "write resolv.conf");
 		}
 		close(fd);
 	}
 	if (mount(file, dst, NULL, MS_BIND, NULL) < 0)
-		return fail(-errno, err, errlen, "bind resolv.conf");
+		return mounts_fail(-errno, err, errlen, "bind resolv.conf");
 	/* The bind keeps the file; its tmpfs need not stay mounted anywhere else. */
 	if (umount2(dir, MNT_DETACH) < 0 || rmdir(dir) < 0)
-		return fail(-errno, err, errlen, "detach the resolv.conf tmpfs");
+		return mounts_fail(-errno, err, errlen, "detach the resolv.conf tmpfs");
 	return 0;
 }
 
@@ -187,22 +188,22 @@ static int make_dev(const char *root, char *err, size_t errlen)
 
 	snprintf(dev, sizeof(dev), "%s/dev", root);
 	if ((r = make_tmpfs(dev, "size=64k,mode=0755", 0755)) < 0)
-		return fail(r, err, errlen, "mount /dev");
+		return mounts_fail(r, err, errlen, "mount /dev");
 	for (size_t i = 0; i < ARRAY_SIZE(devices); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dev, devices[i]);
 		snprintf(src, sizeof(src), "/dev/%s", devices[i]);
 		if ((r = make_file(path)) < 0)
-			return fail(r, err, errlen, "create %s", path);
+			return mounts_fail(r, err, errlen, "create %s", path);
 		if (mount(src, path, NULL, MS_BIND, NULL) < 0)
-			return fail(-errno, err, errlen, "bind %s", src);
+			return mounts_fail(-errno, err, errlen, "bind %s", src);
 	}
 	snprintf(path, sizeof(path), "%s/pts", dev);
 	if (mkdir(path, 0755) < 0 || mount("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
 					   "newinstance,ptmxmode=0666,mode=0620") < 0)
-		return fail(-errno, err, errlen, "mount /dev/pts");
+		return mounts_fail(-errno, err, errlen, "mount /dev/pts");
 	snprintf(path, sizeof(path), "%s/shm", dev);
 	if ((r = make_tmpfs(path, "size=64m,mode=1777", 01777)) < 0)
-		return fail(r, err, errlen, "mount /dev/shm");
+		return mounts_fail(r, err, errlen, "mount /dev/shm");
 	static const char *const links[][2] = {
 		{ "pts/ptmx", "ptmx" },		 { "/proc/self/fd", "fd" },
 		{ "/proc/self/fd/0", "stdin" },	 { "/proc/self/fd/1", "stdout" },
@@ -211,7 +212,7 @@ static int make_dev(const char *root, char *err, size_t errlen)
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dev, links[i][1]);
 		if (symlink(links[i][0], path) < 0)
-			return fail(-errno, err, errlen, "symlink %s", path);
+			return mounts_fail(-errno, err, errlen, "symlink %s", path);
 	}
 	return set_attrs(dev, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0);
 }
@@ -223,7 +224,7 @@ static int make_proc(const char *root, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "%s/proc", root);
 	if (mkdir(path, 0555) < 0 ||
 	    mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return fail(-errno, err, errlen, "mount /proc");
+		return mounts_fail(-errno, err, errlen, "mount /proc");
 	for (size_t i = 0; i < ARRAY_SIZE(proc_read_only); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, proc_read_only[i]);
 		if (access(path, F_OK) < 0)
@@ -233,14 +234,14 @@ static int make_proc(const char *root, char *err, size_t errlen)
 			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 				      MOUNT_ATTR_NOEXEC,
 			      0) < 0)
-			return fail(-errno, err, errlen, "read-only %s", proc_read_only[i]);
+			return mounts_fail(-errno, err, errlen, "read-only %s", proc_read_only[i]);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(proc_masked); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, proc_masked[i]);
 		if (access(path, F_OK) < 0)
 			continue;
 		if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-			return fail(-errno, err, errlen, "mask %s", proc_masked[i]);
+			return mounts_fail(-errno, err, errlen, "mask %s", proc_masked[i]);
 	}
 	return 0;
 }
@@ -252,9 +253,9 @@ int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errle
 
 	/* Nothing we mount here may propagate back to the host. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return fail(-errno, err, errlen, "make / private");
+		return mounts_fail(-errno, err, errlen, "make / private");
 	if (mount("tmpfs", m->root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
-		return fail(-errno, err, errlen, "mount the new root on %s", m->root);
+		return mounts_fail(-errno, err, errlen, "mount the new root on %s", m->root);
 	if ((r = show_host(m->root, err, errlen)) < 0 || (r = hide(m->root, err, errlen)) < 0)
 		return r;
 
@@ -264,23 +265,24 @@ int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errle
 	snprintf(path, sizeof(path), "%s/tmp", m->root);
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=1777", m->tmp_bytes);
 	if ((r = make_tmpfs(path, opts, 01777)) < 0)
-		return fail(r, err, errlen, "mount /tmp");
+		return mounts_fail(r, err, errlen, "mount /tmp");
 	snprintf(path, sizeof(path), "%s/workspace", m->root);
 	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0755,uid=%u,gid=%u", m->workspace_bytes,
 		 (unsigned)m->uid, (unsigned)m->gid);
 	if ((r = make_tmpfs(path, opts, 0755)) < 0)
-		return fail(r, err, errlen, "mount /workspace");
-	if ((r = make_dev(m->root, err, errlen)) < 0 || (r = make_proc(m->root, err, errlen)) < 0)
+		return mounts_fail(r, err, errlen, "mount /workspace");
+	if ((r = make_dev(m->root, err, errlen)) < 0 || (r = make_proc(m->root, err, errlen)) < 0 ||
+	    (r = sandbox_lures_plant(m, err, errlen)) < 0)
 		return r;
 
 	/* Into the new root; the old one is detached so nothing of it stays reachable. */
 	if (chdir(m->root) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
-		return fail(-errno, err, errlen, "pivot_root");
+		return mounts_fail(-errno, err, errlen, "pivot_root");
 	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		return fail(-errno, err, errlen, "detach the old root");
+		return mounts_fail(-errno, err, errlen, "detach the old root");
 	/* The root itself is read-only: only /tmp and /workspace take writes. */
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
 	    0)
-		return fail(-errno, err, errlen, "make / read-only");
+		return mounts_fail(-errno, err, errlen, "make / read-only");
 	return 0;
 }

@@ -8,13 +8,18 @@
 #ifndef FB_SANDBOX_MOUNTS_H
 #define FB_SANDBOX_MOUNTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "macro.h"
 
 struct sandbox_mounts {
 	const char *root;	  /* an empty directory to build the new root on */
 	uint64_t workspace_bytes; /* size cap of /workspace */
 	uint64_t tmp_bytes;	  /* size cap of /tmp */
+	uint64_t home_bytes;	  /* size cap of the home (LURE_HOME) */
+	const char *marker;	  /* the decoys' marker (lures.h) */
 	uid_t uid;		  /* owner of /workspace */
 	gid_t gid;
 };
@@ -25,5 +30,8 @@ struct sandbox_mounts {
  * failed in err.
  */
 int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errlen);
+
+/* Writes "WHAT: strerror(-r)" into err (errlen bytes) and returns r, the error of a step. */
+_printf_(4, 5) int mounts_fail(int r, char *err, size_t errlen, const char *fmt, ...);
 
 #endif

@@ -32,6 +32,7 @@ int sandbox_load_policy(const char *path, struct policy **ret_policy, struct san
 		},
 		.workspace_bytes = sb->workspace_bytes,
 		.tmp_bytes = sb->tmp_bytes,
+		.home_bytes = sb->home_bytes,
 		.open_files = sb->open_files,
 		.wall_clock_ns = sb->wall_clock_ns,
 	};

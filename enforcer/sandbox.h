@@ -22,6 +22,7 @@ struct sandbox_limits {
 	struct cgroup_caps caps;
 	uint64_t workspace_bytes;
 	uint64_t tmp_bytes;
+	uint64_t home_bytes;
 	uint64_t open_files;
 	int64_t wall_clock_ns; /* 0: none */
 };

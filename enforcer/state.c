@@ -32,12 +32,13 @@ int state_save(const struct config *cfg, const struct sandbox_state *st)
 	if ((r = state_path(cfg, st->name, "state.json", path, sizeof(path))) < 0)
 		return r;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	obj = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s:i, s:s}", "name", st->name,
-			"init_pid", (int)st->init_pid, "init_start", (json_int_t)st->init_start,
-			"created_ts", (json_int_t)st->created_ts, "uid", (int)st->uid, "gid",
-			(int)st->gid, "open_files", (json_int_t)st->open_files, "policy_hash",
-			st->policy_hash, "unwatched", st->unwatched, "link", (int)st->link,
-			"seccomp_hash", st->seccomp_hash);
+	obj = json_pack("{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s:i, s:s, s:s}", "name",
+			st->name, "init_pid", (int)st->init_pid, "init_start",
+			(json_int_t)st->init_start, "created_ts", (json_int_t)st->created_ts, "uid",
+			(int)st->uid, "gid", (int)st->gid, "open_files", (json_int_t)st->open_files,
+			"policy_hash", st->policy_hash, "unwatched", st->unwatched, "link",
+			(int)st->link, "seccomp_hash", st->seccomp_hash, "decoy_marker",
+			st->decoy_marker);
 	if (!obj)
 		return -ENOMEM;
 	r = json_dump_file(obj, tmp, JSON_COMPACT);
@@ -54,7 +55,7 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	char path[PATH_MAX];
 	struct sandbox_state st = { 0 };
 	json_t *obj;
-	const char *n = NULL, *hash = NULL, *shash = "";
+	const char *n = NULL, *hash = NULL, *shash = "", *marker = "";
 	int pid = 0, uid = 0, gid = 0, unwatched = 0, link = 0;
 	json_int_t start = 0, created = 0, nofile = 0;
 	int r;
@@ -70,13 +71,15 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	obj = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
 	if (!obj)
 		return -EBADMSG;
-	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s?:i, s?:s}", "name",
-			&n, "init_pid", &pid, "init_start", &start, "created_ts", &created, "uid",
-			&uid, "gid", &gid, "open_files", &nofile, "policy_hash", &hash, "unwatched",
-			&unwatched, "link", &link, "seccomp_hash", &shash);
+	r = json_unpack(obj, "{s:s, s:i, s:I, s:I, s:i, s:i, s:I, s:s, s:b, s?:i, s?:s, s?:s}",
+			"name", &n, "init_pid", &pid, "init_start", &start, "created_ts", &created,
+			"uid", &uid, "gid", &gid, "open_files", &nofile, "policy_hash", &hash,
+			"unwatched", &unwatched, "link", &link, "seccomp_hash", &shash,
+			"decoy_marker", &marker);
 	if (r == 0 && (strscpy(st.name, sizeof(st.name), n) < 0 ||
 		       strscpy(st.policy_hash, sizeof(st.policy_hash), hash) < 0 ||
-		       strscpy(st.seccomp_hash, sizeof(st.seccomp_hash), shash) < 0))
+		       strscpy(st.seccomp_hash, sizeof(st.seccomp_hash), shash) < 0 ||
+		       strscpy(st.decoy_marker, sizeof(st.decoy_marker), marker) < 0))
 		r = -1;
 	json_decref(obj);
 	if (r < 0)

@@ -13,6 +13,7 @@
 
 #include "bounds.h"
 #include "config.h"
+#include "lures.h"
 
 #define SANDBOX_STATE_DIR FB_SANDBOX_STATE_DIR
 
@@ -28,6 +29,7 @@ struct sandbox_state {
 	int unwatched;
 	unsigned link;	       /* its link to the egress gate (enforcer/egress.h); 0: none */
 	char seccomp_hash[72]; /* sha256 of seccomp.bpf, checked before each exec loads it */
+	char decoy_marker[LURE_MARKER_LEN + 1]; /* in every decoy (lures.h); the monitor reads it */
 };
 
 /*

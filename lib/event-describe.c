@@ -97,6 +97,22 @@ static int describe_detection(const struct event *ev, json_t *f, char *buf, size
 	return 1;
 }
 
+/* "DECOY ~/.aws/credentials opened by python3 (pid 12)", "TRIPWIRE write of /dev/sda refused ...".
+ */
+static int describe_lure(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
+{
+	if (strcmp(ev->kind, "lure.decoy") == 0)
+		append(buf, size, pos, "DECOY %s opened", str_of(f, "path", "?"));
+	else if (strcmp(ev->kind, "lure.tripwire") == 0)
+		append(buf, size, pos, "TRIPWIRE %s of the %s %s %s", str_of(f, "op", "?"),
+		       str_of(f, "lure", "?"), str_of(f, "path", "?"),
+		       json_is_true(json_object_get(f, "refused")) ? "refused" : "let through");
+	else
+		return 0;
+	append(buf, size, pos, " by %s (pid %d)", ev->comm[0] ? ev->comm : "?", ev->pid);
+	return 1;
+}
+
 char *event_describe(const struct event *ev, char *buf, size_t size)
 {
 	json_t *f = event_get_fields(ev);
@@ -105,7 +121,8 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	buf[0] = '\0';
 	if (f && strncmp(ev->kind, "tool_call.", 10) == 0) {
 		describe_tool_call(ev, f, buf, size, &pos);
-	} else if (f && describe_detection(ev, f, buf, size, &pos)) {
+	} else if (f && (describe_detection(ev, f, buf, size, &pos) ||
+			 describe_lure(ev, f, buf, size, &pos))) {
 		/* described */
 	} else {
 		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);

@@ -220,3 +220,14 @@ int event_field_true(const struct event *ev, const char *key)
 
 	return p && end - p >= 4 && memcmp(p, "true", 4) == 0;
 }
+
+int event_field_holds(const struct event *ev, const char *key, const char *needle)
+{
+	const char *end, *p = value_of(ev, key, &end);
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i < n; i++)
+		if (needle[i] < 0x20 || needle[i] > 0x7e || needle[i] == '"' || needle[i] == '\\')
+			return 0;
+	return p && n > 0 && memmem(p, (size_t)(end - p), needle, n) != NULL;
+}

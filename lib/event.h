@@ -20,6 +20,7 @@ enum event_source {
 	EVENT_SOURCE_CGROUP,   /* resource stats */
 	EVENT_SOURCE_AUDIT,    /* seccomp denials */
 	EVENT_SOURCE_NFLOG,    /* denied packets at the gate */
+	EVENT_SOURCE_FANOTIFY, /* file access (the lures) */
 	EVENT_SOURCE_DETECTOR, /* verdicts */
 	EVENT_SOURCE_MONITOR,  /* the monitor about itself: loss, gaps, actions */
 	_EVENT_SOURCE_MAX,
@@ -84,6 +85,13 @@ int event_field_int(const struct event *ev, const char *key, int64_t *ret);
 
 /* Whether key is there and true. */
 int event_field_true(const struct event *ev, const char *key);
+
+/*
+ * Whether the value of key, of any type (a string, an array of strings...), holds needle: printable
+ * ASCII without '"' or '\\' (else 0), which an encoder writes as itself, so a match in the text is
+ * a match in a value. A producer that escapes such characters needlessly (\u0061) hides them.
+ */
+int event_field_holds(const struct event *ev, const char *key, const char *needle);
 
 /* Returns the encoding of ev as a new JSON object (the caller decrefs), or NULL on -ENOMEM. */
 json_t *event_to_json(const struct event *ev);

@@ -12,6 +12,7 @@
 #include "daemon.h"
 #include "records.h"
 #include "macro.h"
+#include "collectors/lure/lure-events.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
@@ -135,10 +136,12 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup) {
 		proc_events_watch(d->proc, sb);
+		lure_events_watch(d->lures, sb);
 		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
 	} else if (strcmp(state, "destroyed") == 0) {
 		syscall_events_set(d->syscalls, sb, 0);
 		proc_events_unwatch(d->proc, sb);
+		lure_events_unwatch(d->lures, sb);
 		verdicts_forget(d, sb->name);
 	}
 	if (hash)

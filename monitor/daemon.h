@@ -22,6 +22,7 @@ struct counters;
 struct export_core;
 struct hashmap;
 struct http_core;
+struct lure_events;
 struct metrics;
 struct nflog_events;
 struct proc_events;
@@ -54,6 +55,7 @@ struct daemon {
 	struct seccomp_events *seccomp;
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;
+	struct lure_events *lures;
 	/* The detectors (monitor/verdicts.c). */
 	struct verdicts *verdicts;	/* the detector stage (monitor/verdicts.c) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */

@@ -22,6 +22,7 @@
 #include "counters.h"
 #include "daemon.h"
 #include "collectors/proc/proc-events.h"
+#include "collectors/lure/lure-events.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/seccomp/seccomp-events.h"
 #include "collectors/syscall/syscall-events.h"
@@ -333,6 +334,8 @@ static int start_collectors(struct daemon *d)
 			"the audit stream could not be read: no seccomp refusals will be recorded");
 	if ((r = cgroup_collector_new(&env, &d->cgroup_stats)) < 0)
 		return log_errno(r, "cgroup stats collector");
+	if ((r = lure_events_new(&env, &d->lures)) < 0)
+		return log_errno(r, "lure collector (fanotify)");
 	return 0;
 }
 
@@ -573,6 +576,7 @@ static void stop_all(struct daemon *d)
 	exec_scope_stop(d);
 	proc_events_free(d->proc);
 	seccomp_events_free(d->seccomp);
+	lure_events_free(d->lures);
 	nflog_events_free(d->nflog);
 	http_stop(d);
 	http_free(d);

@@ -1,12 +1,14 @@
 #include "policies.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
 #include "hashmap.h"
+#include "lures.h"
 #include "macro.h"
 #include "policy/policy.h"
 #include "timeutil.h"
@@ -126,6 +128,23 @@ struct policy *policies_for(struct daemon *d, const struct store_sandbox *sb)
 		log_warn("sandbox %s: its policy could not be kept in the store", sb->name);
 	free(text);
 	return p;
+}
+
+int policies_decoy_marker(struct daemon *d, const struct store_sandbox *sb, char *marker)
+{
+	char path[PATH_MAX + 128];
+	json_t *doc = NULL;
+	const char *m;
+
+	marker[0] = '\0';
+	if (!registry_adopted(sb) &&
+	    config_sandbox_path(d->cfg, sb->name, "state.json", path, sizeof(path)) == 0)
+		doc = json_load_file(path, 0, NULL);
+	m = json_string_value(json_object_get(doc, "decoy_marker"));
+	if (m && lure_marker_valid(m))
+		strscpy(marker, LURE_MARKER_LEN + 1, m);
+	json_decref(doc);
+	return marker[0] != '\0';
 }
 
 int policies_take_text(struct daemon *d, const char *text, size_t len, char *hash, char *err,

@@ -30,6 +30,12 @@ struct policy *policies_for(struct daemon *d, const struct store_sandbox *sb);
 int policies_take_text(struct daemon *d, const char *text, size_t len, char *hash, char *err,
 		       size_t errlen);
 
+/*
+ * The marker in sandbox sb's decoys (lib/lures.h), from the enforcer's state.json, into marker
+ * (LURE_MARKER_LEN + 1 bytes): 1, or 0 with "" (an adopted cgroup, a sandbox made before decoys).
+ */
+int policies_decoy_marker(struct daemon *d, const struct store_sandbox *sb, char *marker);
+
 void policies_stop(struct daemon *d);
 
 #endif

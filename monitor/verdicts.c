@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "detectors/detect.h"
 #include "hashmap.h"
+#include "lures.h"
 #include "macro.h"
 #include "metrics.h"
 #include "policies.h"
@@ -134,6 +135,12 @@ static struct sandbox_detect *detectors_of(struct daemon *d, const struct store_
 		sd = NULL;
 	}
 	policy_free(p);
+	if (sd) {
+		char marker[LURE_MARKER_LEN + 1];
+
+		policies_decoy_marker(d, sb, marker);
+		detect_state_set_marker(sd->st, marker);
+	}
 	return sd;
 }
 
@@ -312,8 +319,9 @@ static void announce_fresh(struct daemon *d)
 		return;
 	d->verdicts->fresh = NULL;
 	marker(d, sd->name, "detectors.start",
-	       json_pack("{s:I, s:s}", "first_event_id", (json_int_t)sd->first_fed, "policy_hash",
-			 sd->policy_hash));
+	       json_pack("{s:I, s:s, s:s}", "first_event_id", (json_int_t)sd->first_fed,
+			 "policy_hash", sd->policy_hash, "decoy_marker",
+			 detect_state_marker(sd->st)));
 }
 
 static void after(void *data)

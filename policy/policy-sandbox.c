@@ -1,6 +1,7 @@
 /* The "sandbox" section: resource caps, identity, PATH and the fixed environment. */
 #include <stdio.h>
 
+#include "lures.h"
 #include "macro.h"
 #include "policy-internal.h"
 #include "timeutil.h"
@@ -13,10 +14,11 @@
 #define DEFAULT_CPU 1.0
 #define DEFAULT_WORKSPACE (256ULL << 20)
 #define DEFAULT_TMP (64ULL << 20)
+#define DEFAULT_HOME (64ULL << 20)
 #define DEFAULT_OPEN_FILES 1024
 #define DEFAULT_WALL_CLOCK (2 * 3600 * NSEC_PER_SEC)
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
-#define SANDBOX_HOME "/workspace"
+#define SANDBOX_HOME LURE_HOME /* its own tmpfs, with the decoys (lures.h) */
 #define SANDBOX_TMPDIR "/tmp"
 
 /* cpu.max cannot express less than 1ms per 100ms period. */
@@ -35,7 +37,8 @@ int policy_env_name_valid(const char *s)
 
 int policy_path_writable_inside(const char *path)
 {
-	static const char *const writable[] = { "/workspace", "/tmp", "/dev/shm", "/var/tmp" };
+	static const char *const writable[] = { "/workspace", "/tmp", "/dev/shm", "/var/tmp",
+						LURE_HOME };
 
 	for (size_t i = 0; i < ARRAY_SIZE(writable); i++) {
 		size_t n = strlen(writable[i]);
@@ -194,6 +197,7 @@ static int sandbox_defaults(struct policy *p)
 		.cpu = DEFAULT_CPU,
 		.workspace_bytes = DEFAULT_WORKSPACE,
 		.tmp_bytes = DEFAULT_TMP,
+		.home_bytes = DEFAULT_HOME,
 		.open_files = DEFAULT_OPEN_FILES,
 		.wall_clock_ns = DEFAULT_WALL_CLOCK,
 	};
@@ -204,10 +208,10 @@ static int sandbox_defaults(struct policy *p)
 /* The typed members: identity, caps, the wall clock and PATH. */
 static int sandbox_members(struct policy_parse *ctx, json_t *obj, struct policy *p)
 {
-	static const char *const known[] = { "uid",  "gid",	   "memory",	 "swap",
-					     "pids", "cpu",	   "io",	 "workspace",
-					     "tmp",  "open_files", "wall_clock", "path",
-					     "env",  "description" };
+	static const char *const known[] = { "uid",  "gid",  "memory",	   "swap",
+					     "pids", "cpu",  "io",	   "workspace",
+					     "tmp",  "home", "open_files", "wall_clock",
+					     "path", "env",  "description" };
 	struct policy_sandbox *sb = &p->sandbox;
 	_cleanup_free_ char *description = NULL;
 	uint64_t uid = sb->uid, gid = sb->gid, pids = sb->pids, open_files = sb->open_files;
@@ -224,6 +228,7 @@ static int sandbox_members(struct policy_parse *ctx, json_t *obj, struct policy 
 	    (r = policy_get_size(ctx, obj, "/sandbox", "workspace", 1ULL << 20,
 				 &sb->workspace_bytes)) < 0 ||
 	    (r = policy_get_size(ctx, obj, "/sandbox", "tmp", 1ULL << 20, &sb->tmp_bytes)) < 0 ||
+	    (r = policy_get_size(ctx, obj, "/sandbox", "home", 1ULL << 20, &sb->home_bytes)) < 0 ||
 	    (r = policy_get_uint(ctx, obj, "/sandbox", "open_files", 16, 1048576, &open_files)) <
 		    0 ||
 	    (r = policy_get_duration(ctx, obj, "/sandbox", "wall_clock", NSEC_PER_SEC,

@@ -45,6 +45,7 @@ struct policy_sandbox {
 	uint64_t io_write_bps;	  /* 0: no cap */
 	uint64_t workspace_bytes; /* size of the writable /workspace */
 	uint64_t tmp_bytes;	  /* size of the private /tmp */
+	uint64_t home_bytes;	  /* size of the private home (HOME, with the decoys) */
 	uint32_t open_files;	  /* RLIMIT_NOFILE */
 	int64_t wall_clock_ns;	  /* the sandbox's whole lifetime */
 	const char *path;	  /* PATH inside, also the gate's search path */
@@ -127,7 +128,11 @@ struct policy_detectors {
 	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived")                                        \
 	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write")                                              \
 	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write")                                              \
-	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
+	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")                                          \
+	X(ESCAPE_TRIPWIRE, "escape.tripwire")                                                      \
+	X(ESCAPE_RUNTIME_SOCKET, "escape.runtime-socket")                                          \
+	X(CREDENTIAL_DECOY, "credential.decoy")                                                    \
+	X(EXFIL_DECOY_MARKER, "exfil.decoy-marker")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -64,9 +64,13 @@ print(json.dumps({
     "cap_amb": st["CapAmb"], "no_new_privs": st["NoNewPrivs"], "seccomp": st["Seccomp"],
     "pids": pids, "hostname": socket.gethostname(), "interfaces": ifaces,
     "visible": {p: exists(p) for p in ["/root", "/home", "/run", "/run/firebreak", "/var",
-                                       "/var/lib/firebreak", "/var/run/docker.sock", "/srv",
-                                       "/sys/fs/cgroup", "/etc/shadow", "/etc/ssh/ssh_host_rsa_key",
+                                       "/var/lib", "/var/lib/firebreak", "/var/run/docker.sock",
+                                       "/srv", "/sys/fs/cgroup", "/sys/fs/cgroup/unified",
+                                       "/sys/class", "/etc/shadow", "/etc/ssh/ssh_host_rsa_key",
                                        "/work", "/tmp", "/workspace", "/usr/bin/python3"]},
+    # What the lures add (docs/enforcer.md): its own home, a token's directory, the tripwires.
+    "listed": {p: sorted(os.listdir(p)) if exists(p) else None
+               for p in ["/home", "/var", "/var/run", "/sys", "/sys/fs"]},
     "shadow_readable": os.access("/etc/shadow", os.R_OK) and os.path.getsize("/etc/shadow") > 0,
     "writable": {p: can_write(p) for p in ["/etc/firebreak-probe", "/firebreak-probe",
                                            "/usr/firebreak-probe", "/tmp/firebreak-probe",

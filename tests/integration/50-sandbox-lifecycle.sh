@@ -71,7 +71,7 @@ for v in LD_PRELOAD PYTHONPATH GIT_SSH_COMMAND NODE_OPTIONS PYTEST_ADDOPTS GIT_C
 	[ "$v" = HOME_NOT ] && continue
 	echo "$env_out" | grep -q "^$v=" && fail "$v passed into the sandbox"
 done
-echo "$env_out" | grep -q "^HOME=/workspace$" || fail "HOME is not /workspace"
+echo "$env_out" | grep -q "^HOME=/home/agent$" || fail "HOME is not /home/agent"
 ok "the environment is rebuilt: LD_PRELOAD, PYTHONPATH, GIT_*, *_OPTIONS, PYTEST_ADDOPTS dropped"
 
 # A refusal: exit 126, one line naming the rule, recorded with the monitor.

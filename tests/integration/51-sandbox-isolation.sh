@@ -26,10 +26,13 @@ check_json 'd["no_new_privs"] == "1" and d["seccomp"] == "2"' "no_new_privs and 
 check_json 'len(d["pids"]) <= 3 and 1 in d["pids"]' "/proc shows only the sandbox's own processes"
 check_json 'd["hostname"] == "iso1"' "its own hostname"
 check_json 'd["interfaces"] == ["lo"]' "no egress allowlist: its network namespace has loopback only"
-check_json 'not any(d["visible"][p] for p in ["/root","/home","/run","/run/firebreak","/var",
-	"/var/lib/firebreak","/var/run/docker.sock","/srv","/sys/fs/cgroup","/work",
-	"/etc/ssh/ssh_host_rsa_key"])' \
-	"no /root, /home, /run, /var (the store), container sockets, /sys/fs/cgroup, host keys"
+check_json 'not any(d["visible"][p] for p in ["/root","/run","/run/firebreak","/var/lib",
+	"/var/lib/firebreak","/var/run/docker.sock","/srv","/sys/fs/cgroup/unified","/sys/class",
+	"/work","/etc/ssh/ssh_host_rsa_key"])' \
+	"no /root, /run, /var/lib (the store), container sockets, the host's /sys or cgroups, host keys"
+check_json 'd["listed"] == {"/home": ["agent"], "/var": ["run"], "/var/run": ["secrets"],
+	"/sys": ["fs", "kernel"], "/sys/fs": ["cgroup"]}' \
+	"of /home, /var and /sys only the lures: its own home, a token's directory, the tripwires"
 check_json 'not d["shadow_readable"]' "/etc/shadow shows nothing"
 check_json 'd["visible"]["/usr/bin/python3"] and d["visible"]["/tmp"]' "programs and /tmp are there"
 check_json 'not any(d["writable"][p] for p in ["/etc/firebreak-probe","/firebreak-probe",

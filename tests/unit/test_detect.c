@@ -358,6 +358,63 @@ static void test_escape_indicators(void **state)
 	detect_state_free(st);
 }
 
+/* The lures: refused tripwire opens, decoys (not ~/.netrc), runtime sockets, the marker leaving. */
+static void test_lure_rules(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "t", "lure.tripwire",
+			      "{\"path\":\"/sys/fs/cgroup/memory.max\",\"lure\":\"cgroup\","
+			      "\"op\":\"read\",\"refused\":false}",
+			      v),
+			 0);
+	assert_int_equal(feed(st, 2, SEC, "t", "lure.tripwire",
+			      "{\"path\":\"/proc/sys/kernel/core_pattern\",\"lure\":\"kernel\","
+			      "\"op\":\"write\",\"refused\":true}",
+			      v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.tripwire");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_non_null(strstr(v[0].reason, "kernel tunable /proc/sys/kernel/core_pattern"));
+	assert_int_equal(
+		feed(st, 3, SEC, "t", "lure.decoy",
+		     "{\"path\":\"/home/agent/.netrc\",\"lure\":\"decoy\",\"op\":\"open\"}", v),
+		0);
+	assert_int_equal(feed(st, 4, SEC, "t", "lure.decoy",
+			      "{\"path\":\"/home/agent/.ssh/id_ed25519\",\"lure\":\"decoy\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "credential.decoy");
+	assert_int_equal(feed(st, 5, SEC, "t", "net.unix",
+			      "{\"op\":\"connect\",\"path\":\"/tmp/docker.socket.txt\"}", v),
+			 0);
+	assert_int_equal(feed(st, 6, SEC, "t", "net.unix",
+			      "{\"op\":\"connect\",\"path\":\"/proc/1/root/run/containerd/"
+			      "containerd.sock\"}",
+			      v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.runtime-socket");
+	/* No marker set: nothing to see leaving. Set, it is seen in argv, and only there. */
+	assert_int_equal(feed(st, 7, SEC, "t", "proc.exec",
+			      "{\"argv\":[\"curl\",\"x?0123456789abcdef0123\"]}", v),
+			 0);
+	detect_state_set_marker(st, "0123456789abcdef0123");
+	assert_string_equal(detect_state_marker(st), "0123456789abcdef0123");
+	assert_int_equal(feed(st, 8, SEC, "t", "proc.exec",
+			      "{\"path\":\"/x0123456789abcdef0123\",\"argv\":[\"curl\"]}", v),
+			 0);
+	assert_int_equal(feed(st, 9, SEC, "t", "proc.exec",
+			      "{\"argv\":[\"curl\",\"x?0123456789abcdef0123\"]}", v),
+			 1);
+	assert_string_equal(v[0].rule, "exfil.decoy-marker");
+	assert_int_equal(feed(st, 10, SEC, "t", "dns.query",
+			      "{\"name\":\"0123456789abcdef0123.exfil.example\"}", v),
+			 1);
+	detect_state_set_marker(st, "not a marker");
+	assert_string_equal(detect_state_marker(st), "");
+	detect_state_free(st);
+}
+
 /*
  * Every rule of the catalogue (policy/policy.h) has its own name, a policy can switch it off by
  * that name, and docs/detectors.md's table has a row for it: the three never drift apart.
@@ -434,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_every_rule_is_named_once_known_to_the_policy_and_documented),
 		cmocka_unit_test(test_cpu_saturation_over_a_window),
 		cmocka_unit_test(test_escape_indicators),
+		cmocka_unit_test(test_lure_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

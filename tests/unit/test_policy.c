@@ -315,7 +315,7 @@ static void test_minimal_policy_gets_every_default(void **state)
 	assert_int_equal(sb->wall_clock_ns, 2 * 3600 * NSEC_PER_SEC);
 	assert_string_equal(sb->path, "/usr/local/bin:/usr/bin:/bin");
 	assert_string_equal(sb->env[0], "PATH=/usr/local/bin:/usr/bin:/bin");
-	assert_string_equal(sb->env[1], "HOME=/workspace");
+	assert_string_equal(sb->env[1], "HOME=/home/agent");
 	assert_string_equal(sb->env[2], "TMPDIR=/tmp");
 	assert_null(sb->env[3]);
 	assert_int_equal(policy_tool_timeout(p, "t", &timeout), 0);

@@ -1,0 +1,372 @@
+/* The lure collector (lure-events.h). */
+#include "lure-events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "collectors/collector.h"
+#include "counters.h"
+#include "event.h"
+#include "log.h"
+#include "loop.h"
+#include "lure-intent.h"
+#include "lures.h"
+#include "macro.h"
+#include "store/registry.h"
+#include "store/sink.h"
+#include "timeutil.h"
+
+/* One marked inode: which sandbox's lure it is. */
+struct lure_mark {
+	dev_t dev;
+	ino_t ino;
+	char sandbox[FB_NAME_MAX + 1];
+	const struct lure *lure;
+};
+
+struct lure_events {
+	struct collector_env env;
+	int fd; /* the fanotify group */
+	struct lure_mark *marks;
+	size_t n_marks, cap;
+	uint64_t marked;	/* lures marked, over all sandboxes */
+	uint64_t mark_failed;	/* lures that could not be marked */
+	uint64_t stored;	/* events queued for the store */
+	uint64_t refused;	/* opens of a tripwire answered with EPERM */
+	uint64_t unknown;	/* events on an inode no sandbox's lure (any more) */
+	uint64_t no_step;	/* events whose process was gone or in no step */
+	uint64_t overflows;	/* the group's queue overflowed: events lost */
+	uint64_t read_errors;	/* reads of the group that failed */
+	uint64_t answer_errors; /* answers the kernel did not take */
+};
+
+static const struct lure_mark *find_mark(const struct lure_events *le, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < le->n_marks; i++)
+		if (le->marks[i].dev == dev && le->marks[i].ino == ino)
+			return &le->marks[i];
+	return NULL;
+}
+
+/* Decoys are watched for opens; tripwires hold every open for an answer, and report changes. */
+static uint64_t lure_mask(const struct lure *l)
+{
+	switch (l->kind) {
+	case LURE_DECOY:
+		return FAN_OPEN;
+	case LURE_DEVICE:
+		return FAN_OPEN_PERM;
+	default:
+		return FAN_OPEN_PERM | FAN_MODIFY;
+	}
+}
+
+/*
+ * A (device, inode) pair names one live file only: once a sandbox's mounts are gone (a kill ends
+ * its init, and its mount namespace with it) the kernel gives both numbers out again, to the next
+ * sandbox's lures. So an entry with the pair of a new mark is stale, and goes.
+ */
+static void forget_pair(struct lure_events *le, dev_t dev, ino_t ino)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < le->n_marks; i++)
+		if (le->marks[i].dev != dev || le->marks[i].ino != ino)
+			le->marks[k++] = le->marks[i];
+	le->n_marks = k;
+}
+
+static int remember(struct lure_events *le, const struct stat *st, const char *sandbox,
+		    const struct lure *l)
+{
+	forget_pair(le, st->st_dev, st->st_ino);
+	if (le->n_marks == le->cap) {
+		size_t cap = le->cap ? 2 * le->cap : 64;
+		struct lure_mark *m = reallocarray(le->marks, cap, sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		le->marks = m;
+		le->cap = cap;
+	}
+	le->marks[le->n_marks] =
+		(struct lure_mark){ .dev = st->st_dev, .ino = st->st_ino, .lure = l };
+	strscpy(le->marks[le->n_marks].sandbox, sizeof(le->marks[0].sandbox), sandbox);
+	le->n_marks++;
+	return 0;
+}
+
+/*
+ * Marks one lure through the init's root, by the inode an O_PATH open found (what is marked is
+ * what was checked; fanotify_mark takes no O_PATH descriptor, so it names it by /proc/self/fd). A
+ * lure is a regular file on one of the sandbox's tmpfs; anything else there (a tunable this kernel
+ * lacks is left unplanted: the real procfs file shows) is not ours.
+ */
+static void mark_one(struct lure_events *le, const char *sandbox, pid_t init, const struct lure *l)
+{
+	char path[PATH_MAX];
+	struct statfs sf;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)init, l->path);
+	if ((fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		if (errno == ENOENT && l->kind == LURE_KERNEL)
+			return; /* a tunable this kernel does not have: nothing to plant, nothing to
+				   reach */
+		goto failed;
+	}
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
+		goto failed;
+	if (sf.f_type == PROC_SUPER_MAGIC && l->kind == LURE_KERNEL) {
+		close(fd);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (sf.f_type != TMPFS_MAGIC || !S_ISREG(st.st_mode) ||
+	    fanotify_mark(le->fd, FAN_MARK_ADD, lure_mask(l), AT_FDCWD, path) < 0 ||
+	    remember(le, &st, sandbox, l) < 0)
+		goto failed;
+	close(fd);
+	le->marked++;
+	return;
+failed:
+	log_warn("sandbox %s: cannot watch its lure %s: %s", sandbox, l->path,
+		 errno ? strerror(errno) : "not a lure");
+	if (fd >= 0)
+		close(fd);
+	le->mark_failed++;
+}
+
+void lure_events_unwatch(struct lure_events *le, const struct store_sandbox *sb)
+{
+	size_t k = 0;
+
+	if (!le)
+		return;
+	/* The marks go with the inodes, when the sandbox's mounts do. */
+	for (size_t i = 0; i < le->n_marks; i++)
+		if (strcmp(le->marks[i].sandbox, sb->name) != 0)
+			le->marks[k++] = le->marks[i];
+	le->n_marks = k;
+}
+
+int lure_events_watch(struct lure_events *le, const struct store_sandbox *sb)
+{
+	pid_t init;
+
+	if (!le || collector_sandbox_init(le->env.cfg, sb, &init) < 0 ||
+	    !collector_sandbox_init_alive(sb, init))
+		return 0;	     /* an adopted cgroup, or an enforcer's sandbox already gone */
+	lure_events_unwatch(le, sb); /* a re-registration marks afresh */
+	for (size_t i = 0; i < n_lures; i++)
+		mark_one(le, sb->name, init, &lures[i]);
+	return 0;
+}
+
+/* The step of thread tid, if it is one of sandbox's; else the sandbox itself with no step. */
+static void attribute(struct lure_events *le, pid_t tid, const char *sandbox, int64_t *ret_step,
+		      const char **ret_tool)
+{
+	const char *name, *tool;
+	char rel[512];
+	uint64_t cgid;
+	int64_t step;
+
+	*ret_step = EVENT_STEP_NONE;
+	*ret_tool = NULL;
+	if (cgroup_of_pid(tid, rel, sizeof(rel)) == 0 && cgroup_id(rel, &cgid) == 0 &&
+	    collector_resolve(le->env.registry, cgid, &name, &step, &tool) &&
+	    strcmp(name, sandbox) == 0 && step != EVENT_STEP_NONE) {
+		*ret_step = step;
+		*ret_tool = tool;
+		return;
+	}
+	le->no_step++;
+}
+
+static void read_comm(pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* What one event was: op "open" (a decoy), "read" or "write" (held opens), "modify". */
+struct lure_touch {
+	const struct lure_mark *mark;
+	pid_t tid;
+	const char *op;
+	int refused;
+	int64_t flags; /* the open's flags; -1: not known */
+};
+
+static void record(struct lure_events *le, const struct lure_touch *t)
+{
+	struct store_sandbox *sb = registry_find(le->env.registry, t->mark->sandbox);
+	const int decoy = t->mark->lure->kind == LURE_DECOY;
+	struct writer_op op;
+	const char *tool;
+	int64_t step;
+	json_t *f;
+
+	if (!sb)
+		return;
+	attribute(le, t->tid, sb->name, &step, &tool);
+	writer_event_init(&op, sb, time_now_ns(), step, tool, EVENT_SOURCE_FANOTIFY,
+			  decoy ? "lure.decoy" : "lure.tripwire");
+	op.ev.pid = t->tid;
+	read_comm(t->tid, op.ev.comm, sizeof(op.ev.comm));
+	f = json_pack("{s:s, s:s, s:s, s:b}", "path", t->mark->lure->path, "lure",
+		      lure_kind_name(t->mark->lure->kind), "op", t->op, "refused", t->refused);
+	if (f && t->flags >= 0)
+		json_object_set_new(f, "flags", json_integer(t->flags));
+	if (sink_submit_event(le->env.sink, &op, f) == 0)
+		le->stored++;
+}
+
+/* A held open: a device's is always refused, a tripwire's when it would change the file. */
+static void answer(struct lure_events *le, const struct fanotify_event_metadata *m,
+		   struct lure_touch *t)
+{
+	struct fanotify_response resp = { .fd = m->fd };
+	uint64_t flags = 0;
+	int known = lure_open_flags(m->pid, &flags) == 0;
+
+	t->flags = known ? (int64_t)flags : -1;
+	/* An open whose flags cannot be read is refused: fail closed. */
+	t->refused =
+		!t->mark || t->mark->lure->kind == LURE_DEVICE || !known || lure_flags_write(flags);
+	t->op = !known ? "open" : lure_flags_write(flags) ? "write" : "read";
+	resp.response = t->refused ? FAN_DENY : FAN_ALLOW;
+	if (write(le->fd, &resp, sizeof(resp)) != (ssize_t)sizeof(resp))
+		le->answer_errors++;
+	if (t->refused)
+		le->refused++;
+}
+
+static void on_event(struct lure_events *le, const struct fanotify_event_metadata *m)
+{
+	struct lure_touch t = { .tid = m->pid, .op = "open", .flags = -1 };
+	struct stat st;
+
+	if (m->mask & FAN_Q_OVERFLOW) {
+		le->overflows++;
+		return;
+	}
+	if (m->fd >= 0 && fstat(m->fd, &st) == 0)
+		t.mark = find_mark(le, st.st_dev, st.st_ino);
+	if (m->mask & FAN_OPEN_PERM)
+		answer(le, m, &t);
+	else if (m->mask & FAN_MODIFY)
+		t.op = "modify";
+	if (t.mark)
+		record(le, &t);
+	else
+		le->unknown++;
+	if (m->fd >= 0)
+		close(m->fd);
+}
+
+static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
+{
+	struct lure_events *le = data;
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		const struct fanotify_event_metadata *m = (const void *)buf;
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				le->read_errors++;
+			return;
+		}
+		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n))
+			if (m->vers == FANOTIFY_METADATA_VERSION)
+				on_event(le, m);
+	}
+}
+
+static const struct counter_def counters[] = {
+	{ "marked", COUNTER_TOTAL, "lures marked in sandboxes",
+	  COUNTER_AT(struct lure_events, marked) },
+	{ "mark_failed", COUNTER_TOTAL,
+	  "lures that could not be marked (the sandbox is partly unwatched)",
+	  COUNTER_AT(struct lure_events, mark_failed) },
+	{ "stored", COUNTER_TOTAL, "lure events queued for the store",
+	  COUNTER_AT(struct lure_events, stored) },
+	{ "refused", COUNTER_TOTAL, "opens of a tripwire refused (EPERM)",
+	  COUNTER_AT(struct lure_events, refused) },
+	{ "no_step", COUNTER_TOTAL, "lure events whose process was gone or in no step",
+	  COUNTER_AT(struct lure_events, no_step) },
+	{ "unknown", COUNTER_TOTAL, "events on an inode that is no live sandbox's lure",
+	  COUNTER_FAMILY_LOST, "lure_unknown", COUNTER_AT(struct lure_events, unknown) },
+	{ "overflows", COUNTER_TOTAL, "the fanotify queue overflowed: lure events lost",
+	  COUNTER_FAMILY_LOST, "fanotify_overflow", COUNTER_AT(struct lure_events, overflows) },
+	{ "read_errors", COUNTER_TOTAL, "reads of the fanotify group that failed",
+	  COUNTER_AT(struct lure_events, read_errors) },
+	{ "answer_errors", COUNTER_TOTAL, "answers to held opens the kernel did not take",
+	  COUNTER_AT(struct lure_events, answer_errors) },
+};
+
+int lure_events_new(const struct collector_env *env, struct lure_events **ret)
+{
+	struct lure_events *le = calloc(1, sizeof(*le));
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int r;
+
+	if (!le)
+		return -ENOMEM;
+	le->env = *env;
+	/* FAN_REPORT_TID: the opener's thread, whose /proc/TID/syscall shows its open call. */
+	le->fd = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID,
+			       O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+	if (le->fd < 0) {
+		r = log_errno(-errno, "fanotify_init (the lures)");
+		free(le);
+		return r;
+	}
+	if ((r = loop_add(env->loop, le->fd, EPOLLIN, on_ready, le)) < 0 ||
+	    (r = counters_add(env->counters, "lure", counters, ARRAY_SIZE(counters), le)) < 0) {
+		loop_remove(env->loop, le->fd);
+		close(le->fd);
+		free(le);
+		return r;
+	}
+	while ((sb = registry_next(env->registry, &pos)))
+		if (registry_live(sb))
+			lure_events_watch(le, sb);
+	*ret = le;
+	return 0;
+}
+
+void lure_events_free(struct lure_events *le)
+{
+	if (!le)
+		return;
+	counters_remove(le->env.counters, le);
+	loop_remove(le->env.loop, le->fd);
+	close(le->fd); /* held opens are let through: the tripwires are plain files */
+	free(le->marks);
+	free(le);
+}

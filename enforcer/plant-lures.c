@@ -1,0 +1,168 @@
+/* The lures in a sandbox's tree (plant-lures.h). */
+#include "plant-lures.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lures.h"
+#include "macro.h"
+
+/* Where the tripwires' own tmpfs is mounted while they are bound; detached afterwards. */
+#define LURES_STAGE "/.firebreak-lures"
+
+int sandbox_lures_marker(char *marker)
+{
+	unsigned char b[LURE_MARKER_LEN / 2];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return -EIO;
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(marker + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
+/* mkdir -p of path's parent directories (not path itself), each with mode and owner. */
+static int make_parents(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	char dir[512];
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(dir, mode) == 0) {
+			if (chown(dir, uid, gid) < 0)
+				return -errno;
+		} else if (errno != EEXIST) {
+			return -errno;
+		}
+		*s = '/';
+	}
+	return 0;
+}
+
+static int write_file(const char *path, const char *text, mode_t mode, uid_t uid, gid_t gid)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fchown(fd, uid, gid) < 0 ||
+	    fchmod(fd, mode) < 0)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	return r;
+}
+
+/* The home: a tmpfs of its own, the sandbox uid's, holding the decoys of the home. */
+static int plant_home(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	char path[512], opts[128];
+
+	snprintf(path, sizeof(path), "%s%s", m->root, LURE_HOME);
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=0700,uid=%u,gid=%u", m->home_bytes,
+		 (unsigned)m->uid, (unsigned)m->gid);
+	if (make_parents(path, 0755, 0, 0) < 0 || mkdir(path, 0700) < 0 ||
+	    mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return mounts_fail(-errno, err, errlen, "mount %s", LURE_HOME);
+	return 0;
+}
+
+/* A decoy is the tool's to read (an attacker's open succeeds and is seen). */
+static int plant_decoy(const struct sandbox_mounts *m, const char *path, char *err, size_t errlen)
+{
+	char full[512], text[512];
+	int in_home = strncmp(path, LURE_HOME "/", sizeof(LURE_HOME)) == 0;
+	uid_t uid = in_home ? m->uid : 0;
+	gid_t gid = in_home ? m->gid : 0;
+	int r;
+
+	snprintf(full, sizeof(full), "%s%s", m->root, path);
+	if ((r = lure_decoy_text(path, m->marker, text, sizeof(text))) < 0 ||
+	    (r = make_parents(full, in_home ? 0700 : 0755, uid, gid)) < 0 ||
+	    (r = write_file(full, text, in_home ? 0600 : 0644, uid, gid)) < 0)
+		return mounts_fail(r, err, errlen, "plant the decoy %s", path);
+	return 0;
+}
+
+/* What a tripwire reads as: the real file's text where it has one (a tunable), else plausible. */
+static void tripwire_text(const char *target, const struct lure *l, char *buf, size_t size)
+{
+	int fd = l->kind == LURE_KERNEL ? open(target, O_RDONLY | O_CLOEXEC) : -1;
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (n <= 0 && l->kind == LURE_CGROUP)
+		snprintf(buf, size, "%s", strstr(l->path, ".max") ? "max\n" : "0\n");
+}
+
+/* A tripwire: a world-writable file of the stage's, bound over target (made if absent). */
+static int plant_tripwire(const struct sandbox_mounts *m, const struct lure *l, size_t i, char *err,
+			  size_t errlen)
+{
+	char target[512], src[512], text[256];
+	struct stat st;
+	int r;
+
+	snprintf(target, sizeof(target), "%s%s", m->root, l->path);
+	snprintf(src, sizeof(src), "%s%s/%zu", m->root, LURES_STAGE, i);
+	tripwire_text(target, l, text, sizeof(text));
+	if ((r = write_file(src, text, 0666, 0, 0)) < 0)
+		return mounts_fail(r, err, errlen, "tripwire for %s", l->path);
+	if (stat(target, &st) < 0) {
+		/* /proc's tunables are the kernel's: one this kernel lacks cannot be made up. */
+		if (strncmp(l->path, "/proc/", 6) == 0)
+			return 0;
+		if ((r = make_parents(target, 0755, 0, 0)) < 0 ||
+		    (r = write_file(target, "", 0644, 0, 0)) < 0)
+			return mounts_fail(r, err, errlen, "tripwire target %s", l->path);
+	}
+	if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+		return mounts_fail(-errno, err, errlen, "bind the tripwire over %s", l->path);
+	return 0;
+}
+
+static int plant_tripwires(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	char stage[512];
+	int r = 0;
+
+	snprintf(stage, sizeof(stage), "%s%s", m->root, LURES_STAGE);
+	if (mkdir(stage, 0700) < 0 ||
+	    mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "size=512k,nr_inodes=256,mode=0700") < 0)
+		return mounts_fail(-errno, err, errlen, "mount the tripwires' tmpfs");
+	for (size_t i = 0; i < n_lures && r == 0; i++)
+		if (lures[i].kind != LURE_DECOY)
+			r = plant_tripwire(m, &lures[i], i, err, errlen);
+	/* The binds keep their files; the stage itself is reachable nowhere in the sandbox. */
+	if (umount2(stage, MNT_DETACH) < 0 || rmdir(stage) < 0)
+		return r ? r : mounts_fail(-errno, err, errlen, "detach the tripwires' tmpfs");
+	return r;
+}
+
+int sandbox_lures_plant(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	int r;
+
+	if (!lure_marker_valid(m->marker))
+		return mounts_fail(-EINVAL, err, errlen, "the decoys' marker");
+	if ((r = plant_home(m, err, errlen)) < 0)
+		return r;
+	for (size_t i = 0; i < n_lures; i++)
+		if (lures[i].kind == LURE_DECOY &&
+		    (r = plant_decoy(m, lures[i].path, err, errlen)) < 0)
+			return r;
+	return plant_tripwires(m, err, errlen);
+}

@@ -1,0 +1,110 @@
+/* The lures' one table (lures.h). */
+#include "lures.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "macro.h"
+
+const struct lure lures[] = {
+	{ LURE_HOME "/.aws/credentials", LURE_DECOY },
+	{ LURE_HOME "/.ssh/id_ed25519", LURE_DECOY },
+	{ LURE_HOME "/.netrc", LURE_DECOY },
+	{ LURE_HOME "/.git-credentials", LURE_DECOY },
+	{ LURE_HOME "/.docker/config.json", LURE_DECOY },
+	{ "/var/run/secrets/kubernetes.io/serviceaccount/token", LURE_DECOY },
+
+	{ "/proc/sysrq-trigger", LURE_KERNEL },
+	{ "/proc/sys/kernel/core_pattern", LURE_KERNEL },
+	{ "/proc/sys/kernel/modprobe", LURE_KERNEL },
+	{ "/proc/sys/kernel/sysrq", LURE_KERNEL },
+	{ "/proc/sys/kernel/panic", LURE_KERNEL },
+	{ "/proc/sys/kernel/randomize_va_space", LURE_KERNEL },
+	{ "/proc/sys/kernel/kptr_restrict", LURE_KERNEL },
+	{ "/proc/sys/kernel/dmesg_restrict", LURE_KERNEL },
+	{ "/proc/sys/kernel/unprivileged_bpf_disabled", LURE_KERNEL },
+	{ "/proc/sys/vm/overcommit_memory", LURE_KERNEL },
+	{ "/proc/sys/fs/suid_dumpable", LURE_KERNEL },
+	{ "/sys/kernel/uevent_helper", LURE_KERNEL }, /* run as root on every device event */
+
+	{ "/sys/fs/cgroup/cgroup.procs", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cgroup.threads", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cgroup.freeze", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cgroup.kill", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cgroup.subtree_control", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cgroup.max.depth", LURE_CGROUP },
+	{ "/sys/fs/cgroup/memory.max", LURE_CGROUP },
+	{ "/sys/fs/cgroup/memory.high", LURE_CGROUP },
+	{ "/sys/fs/cgroup/pids.max", LURE_CGROUP },
+	{ "/sys/fs/cgroup/cpu.max", LURE_CGROUP },
+	{ "/sys/fs/cgroup/release_agent", LURE_CGROUP },
+	{ "/sys/fs/cgroup/notify_on_release", LURE_CGROUP },
+
+	{ "/dev/mem", LURE_DEVICE },
+	{ "/dev/kmem", LURE_DEVICE },
+	{ "/dev/port", LURE_DEVICE },
+	{ "/dev/sda", LURE_DEVICE },
+	{ "/dev/vda", LURE_DEVICE },
+	{ "/dev/nvme0n1", LURE_DEVICE },
+	{ "/dev/dm-0", LURE_DEVICE },
+};
+const size_t n_lures = ARRAY_SIZE(lures);
+
+const char *lure_kind_name(enum lure_kind k)
+{
+	static const char *const names[] = { "decoy", "kernel", "cgroup", "device" };
+
+	return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
+}
+
+const struct lure *lure_find(const char *path)
+{
+	for (size_t i = 0; i < n_lures; i++)
+		if (strcmp(lures[i].path, path) == 0)
+			return &lures[i];
+	return NULL;
+}
+
+int lure_marker_valid(const char *marker)
+{
+	return marker && strlen(marker) == LURE_MARKER_LEN &&
+	       strspn(marker, "0123456789abcdef") == LURE_MARKER_LEN;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Each decoy looks like what a tool that reads it expects, so that an attacker takes it. */
+int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size)
+{
+	const char *b = base_name(path);
+	int n;
+
+	if (strcmp(b, "credentials") == 0)
+		n = snprintf(buf, size,
+			     "[default]\naws_access_key_id = AKIA%.16s\n"
+			     "aws_secret_access_key = %s%s\nregion = us-east-1\n",
+			     marker, marker, marker);
+	else if (strcmp(b, "id_ed25519") == 0)
+		n = snprintf(buf, size,
+			     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA%s\n"
+			     "-----END OPENSSH PRIVATE KEY-----\n",
+			     marker);
+	else if (strcmp(b, ".netrc") == 0)
+		n = snprintf(buf, size, "machine git.internal.example login deploy password %s\n",
+			     marker);
+	else if (strcmp(b, ".git-credentials") == 0)
+		n = snprintf(buf, size, "https://deploy:%s@git.internal.example\n", marker);
+	else if (strcmp(b, "config.json") == 0)
+		n = snprintf(buf, size,
+			     "{\"auths\":{\"registry.internal.example\":{\"auth\":\"%s\"}}}\n",
+			     marker);
+	else
+		n = snprintf(buf, size, "eyJhbGciOiJSUzI1NiJ9.%s.%s\n", marker, marker);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}

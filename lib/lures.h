@@ -1,0 +1,54 @@
+/*
+ * Lures: files the enforcer plants in every sandbox where an attacker looks, and that no honest
+ * tool call opens. The enforcer creates them (enforcer/lures.c), the monitor watches them
+ * (collectors/lure/), the detectors judge what touched them: both halves read this one table.
+ *
+ * - a decoy is a credential-shaped file carrying the sandbox's marker; opening it is a finding,
+ *   and the marker seen leaving (a DNS name, an argv) is exfiltration;
+ * - a tripwire stands where a kernel tunable, a cgroup control file or a device node would be.
+ *   It is a plain file the sandbox's uid may open, so the open reaches the monitor, which refuses
+ *   it (EPERM) and records what was tried: the kernel's own refusal of the real file (a
+ *   read-only mount, permissions) happens before any hook this kernel offers could see it.
+ */
+#ifndef FB_LURES_H
+#define FB_LURES_H
+
+#include <stddef.h>
+
+enum lure_kind {
+	LURE_DECOY,  /* credential-shaped; reads allowed and recorded */
+	LURE_KERNEL, /* a kernel tunable: writes refused, reads allowed */
+	LURE_CGROUP, /* a cgroup control file: writes refused, reads allowed */
+	LURE_DEVICE, /* a device node: every open refused */
+};
+
+struct lure {
+	const char *path; /* inside the sandbox, absolute */
+	enum lure_kind kind;
+};
+
+/* The sandbox's home, where the decoys are (HOME of every call). */
+#define LURE_HOME "/home/agent"
+
+/* The marker: LURE_MARKER_LEN lower-case hex characters, unique to one sandbox. */
+#define LURE_MARKER_LEN 20
+
+extern const struct lure lures[];
+extern const size_t n_lures;
+
+/* "decoy", "kernel", "cgroup", "device". */
+const char *lure_kind_name(enum lure_kind k);
+
+/* The lure at path (inside the sandbox), or NULL. */
+const struct lure *lure_find(const char *path);
+
+/* Whether marker is LURE_MARKER_LEN lower-case hex characters. */
+int lure_marker_valid(const char *marker);
+
+/*
+ * The text of decoy path for marker into buf: credential-shaped, each secret-looking value made
+ * from the marker so that any copy of it carries the marker. Returns its length, or -ENOSPC.
+ */
+int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size);
+
+#endif
