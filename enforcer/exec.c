@@ -196,6 +196,8 @@ static int exec_check_gate(struct exec_call *c)
 	if (!c->d.allowed)
 		return refuse(c->req, c->step, c->rp, &c->d, c->st.policy_hash);
 	if ((r = gate_build_env(c->policy, c->req->tool, environ, &c->env)) < 0 ||
+	    (c->st.decoy_marker[0] &&
+	     (r = gate_env_add_decoys(c->env, c->policy, c->st.decoy_marker)) < 0) ||
 	    (r = policy_tool_timeout(c->policy, c->req->tool, &c->timeout_ns)) < 0)
 		return log_errno(r, "firebreak exec: environment");
 	return 0;

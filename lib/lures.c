@@ -108,3 +108,18 @@ int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size
 		n = snprintf(buf, size, "eyJhbGciOiJSUzI1NiJ9.%s.%s\n", marker, marker);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
+
+int lure_decoy_env_text(const char *name, const char *marker, char *buf, size_t size)
+{
+	int n;
+
+	if (strstr(name, "AWS_ACCESS_KEY"))
+		n = snprintf(buf, size, "AKIA%s", marker);
+	else if (strstr(name, "GITHUB") || strncmp(name, "GH_", 3) == 0)
+		n = snprintf(buf, size, "ghp_%s%.16s", marker, marker);
+	else if (strstr(name, "OPENAI") || strstr(name, "ANTHROPIC"))
+		n = snprintf(buf, size, "sk-%s%s", marker, marker);
+	else
+		n = snprintf(buf, size, "%s%s", marker, marker);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}

@@ -51,4 +51,10 @@ int lure_marker_valid(const char *marker);
  */
 int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size);
 
+/*
+ * A decoy value for environment variable name (sandbox.decoy_env in the policy), shaped by the
+ * name (an AWS key id, a GitHub token...), carrying the whole marker. Its length, or -ENOSPC.
+ */
+int lure_decoy_env_text(const char *name, const char *marker, char *buf, size_t size);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "gate-internal.h"
+#include "lures.h"
 #include "macro.h"
 
 struct never_pass {
@@ -289,5 +290,25 @@ int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
 		return -ENOMEM;
 	}
 	*ret = e;
+	return 0;
+}
+
+int gate_env_add_decoys(struct gate_env *e, const struct policy *p, const char *marker)
+{
+	char value[128], *s, **v;
+
+	for (size_t i = 0; i < p->n_decoy_env; i++) {
+		if (lure_decoy_env_text(p->decoy_env[i], marker, value, sizeof(value)) < 0 ||
+		    asprintf(&s, "%s=%s", p->decoy_env[i], value) < 0)
+			return -ENOMEM;
+		/* put() replaces in place or appends: room for one more and the NULL. */
+		if (!(v = reallocarray(e->vector, e->n + 2, sizeof(*v)))) {
+			free(s);
+			return -ENOMEM;
+		}
+		e->vector = v;
+		put(e, s);
+		e->vector[e->n] = NULL;
+	}
 	return 0;
 }

@@ -76,13 +76,19 @@ int gate_check(const struct policy *p, const char *tool, char *const argv[], uns
 struct gate_env;
 
 /*
- * Builds the environment for a call of tool: sandbox PATH, HOME=/workspace, TMPDIR=/tmp and
+ * Builds the environment for a call of tool: sandbox PATH, HOME=/home/agent, TMPDIR=/tmp and
  * sandbox.env; then the tool's env; then those of envp (the caller's, NULL-terminated) that the
  * tool's env_allow names, never a never-pass variable unless named exactly. Returns 0,
  * -ENOENT for an unknown tool, or -ENOMEM.
  */
 int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
 		   struct gate_env **ret);
+
+/*
+ * Adds the policy's sandbox.decoy_env, each a decoy value carrying marker (lib/lures.h), in
+ * place of any entry of the same name. 0 or -ENOMEM.
+ */
+int gate_env_add_decoys(struct gate_env *e, const struct policy *p, const char *marker);
 
 /* "NAME=value" strings for execve(), NULL-terminated; owned by e. */
 char *const *gate_env_vector(const struct gate_env *e);

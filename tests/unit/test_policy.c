@@ -16,6 +16,7 @@
 
 #include "fixtures.h"
 #include "json-pos.h"
+#include "policy/gate.h"
 #include "macro.h"
 #include "policy/policy.h"
 #include "sha256.h"
@@ -71,6 +72,35 @@ static void test_duplicate_key_points_at_the_repeat_not_the_first(void **state)
 		     "\t\"pids\": 10,\n"
 		     "\t\"pids\": 20}, " TOOLS "}",
 		     "p.json:3:2: duplicate key \"pids\"");
+}
+
+/* A decoy variable is a variable name the policy gives no real value. */
+static void test_decoy_env_names_no_real_variable(void **state)
+{
+	struct policy *p = load_ok("{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"decoy_env\": "
+				   "[\"AWS_SECRET_ACCESS_KEY\", \"GITHUB_TOKEN\"]}, " TOOLS "}");
+	struct gate_env *e = NULL;
+	char *const *v;
+	int n = 0;
+
+	assert_int_equal(gate_build_env(p, "t", NULL, &e), 0);
+	assert_int_equal(gate_env_add_decoys(e, p, "0123456789abcdef0123"), 0);
+	for (v = gate_env_vector(e); *v; v++) {
+		n += strcmp(*v, "AWS_SECRET_ACCESS_KEY=0123456789abcdef01230123456789abcdef0123") ==
+		     0;
+		n += strcmp(*v, "GITHUB_TOKEN=ghp_0123456789abcdef01230123456789abcdef") == 0;
+	}
+	assert_int_equal(n, 2);
+	gate_env_free(e);
+	policy_free(p);
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"decoy_env\": [\"HOME\"]}, " TOOLS
+		"}",
+		"p.json:1:55: \"HOME\" has a real value in the sandbox's environment");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"sandbox\": {\"decoy_env\": [\"A-B\"]}, " TOOLS
+		"}",
+		"p.json:1:55: ");
 }
 
 static void test_wrong_types_point_at_the_value(void **state)
@@ -640,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_first_unknown_key_in_the_text_is_reported),
 		cmocka_unit_test(test_duplicate_key_points_at_the_repeat_not_the_first),
 		cmocka_unit_test(test_wrong_types_point_at_the_value),
+		cmocka_unit_test(test_decoy_env_names_no_real_variable),
 		cmocka_unit_test(test_bad_values_point_at_the_value),
 		cmocka_unit_test(test_bad_commands_point_at_the_value),
 		cmocka_unit_test(test_bad_tools_point_at_the_key_or_value),
