@@ -100,6 +100,10 @@ struct policy_detectors {
 	int64_t deny_burst_window_ns; /* ... within this: a burst (and the scan window) */
 	unsigned deny_distinct;	      /* distinct refused destinations within it: a scan */
 	int64_t cpu_window_ns;	      /* CPU throttled half of this long or more: saturated */
+	unsigned dns_label_max;	      /* a DNS query's label longer than this is suspicious */
+	unsigned dns_names_max;	      /* distinct names under one parent domain within ... */
+	unsigned dns_txt_max;	      /* (or TXT and NULL queries within) ... */
+	int64_t dns_window_ns;	      /* ... this: a dns.tunnel */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
 	const char *const *off;			      /* rule ids switched off, NULL-terminated */
 };
@@ -127,7 +131,8 @@ struct policy_detectors {
 	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived")                                        \
 	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write")                                              \
 	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write")                                              \
-	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
+	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")                                          \
+	X(DNS_TUNNEL, "dns.tunnel")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,
