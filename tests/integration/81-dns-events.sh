@@ -43,6 +43,8 @@ def of(step, kind, **want):
 q = of(901, "dns.query", name="registry.test", type="A", transport="udp")
 assert q and q[0]["size"] > 12 and q[0]["server"].startswith("10."), q
 assert [e for e in dns if e["step"] == 901 and e["kind"] == "dns.query"][0]["pid"] > 0
+assert of(901, "dns.query", name="registry.test", type="AAAA"), "getaddrinfo asks for AAAA too"
+assert of(901, "dns.answer", name="registry.test", type="AAAA", rcode="NOERROR", addrs=[])
 a = of(901, "dns.answer", name="registry.test", type="A", rcode="NOERROR")
 assert a and a[0]["addrs"] == ["198.51.100.7"] and a[0]["answers"] == 1 and not a[0]["refused"], a
 assert a[0]["id"] == q[0]["id"], (a, q)

@@ -1,0 +1,73 @@
+#!/bin/bash
+# bench/bench_dns.sh [REPS [LOOKUPS]]: what the DNS collector costs a sandbox's lookups. One
+# sandbox with egress (tests/policies/egress-tools.json) asks the DNS gate LOOKUPS (2,000) times
+# for registry.test through the C library (python socket.getaddrinfo: an A and an AAAA query
+# each) and prints the loop's own time; the collector's two cgroup_skb programs are attached to
+# the sandbox's cgroup in one half of each round and detached in the other (bpftool, by program
+# id: the very programs and ring the monitor reads), the order alternating. The monitor runs in
+# both halves (its other collectors too), so the ratio is the DNS hooks' cost alone, user-space
+# parsing and storing of their events included (it shares the machine's cores). Round 0 is a
+# warm-up. Everything runs between namespaces the run makes (the test world, the gate, the
+# sandbox); the EXIT trap destroys the sandbox, stops the daemon and takes the world down.
+set -u
+BENCH=bench_dns
+. "$(dirname "$0")/lib.sh"
+REPS=${1:-7}
+N=${2:-2000}
+need_root
+need_build
+bench_tmp /var/tmp/firebreak-bench-dns.XXXXXX
+printf '%sdetector_actions = off\n' "$WORLD_CONF" >"$FB_CONF"
+world_up 900 || die "world up"
+start_firebreakd || DIE_LOG=1 die "firebreakd did not start"
+MADE="bdns1"
+fb create bdns1 --policy "$ROOT/tests/policies/egress-tools.json" >/dev/null || die "create"
+cat >"$T/lk.py" <<'PY'
+import socket, sys, time
+n = int(sys.argv[1])
+t = time.perf_counter_ns()
+for _ in range(n):
+    socket.getaddrinfo("registry.test", 80, proto=socket.IPPROTO_TCP)
+print((time.perf_counter_ns() - t) // n)
+PY
+fb exec bdns1 --tool setup -- tee /workspace/lk.py <"$T/lk.py" >/dev/null || die "copy"
+
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/firebreak/bdns1
+prog_id() { bpftool prog show | awk -v n="$1" '$2 == "cgroup_skb" && $3 == "name" && $4 == n { sub(":", "", $1); id = $1 } END { print id }'; }
+PE=$(prog_id dns_egress)
+PI=$(prog_id dns_ingress)
+[ -n "$PE" ] && [ -n "$PI" ] || die "the DNS programs are not loaded"
+# The monitor's links go; the same programs are attached and detached by hand from now on.
+for l in $(bpftool link show | awk -v e="prog $PE" -v i="prog $PI" '$0 ~ e"$" || $0 ~ i"$" { sub(":", "", $1); print $1 }'); do
+	bpftool link detach id "$l" || die "detach link $l"
+done
+hooks() {
+	local op=$1
+	bpftool cgroup "$op" "$CG" egress id "$PE" ${2:-} && bpftool cgroup "$op" "$CG" ingress id "$PI" ${2:-}
+}
+cleanup_more() { hooks detach >/dev/null 2>&1; }
+run() { fb exec bdns1 --tool install_deps -- python3 /workspace/lk.py "$N"; }
+
+on=() off=()
+for r in $(seq 0 "$REPS"); do
+	for half in $( [ $((r % 2)) = 0 ] && echo "on off" || echo "off on"); do
+		if [ "$half" = on ]; then
+			hooks attach multi || die "attach"
+			ns=$(run) || die "lookups"
+			hooks detach || die "detach"
+		else
+			ns=$(run) || die "lookups"
+		fi
+		[ "$r" = 0 ] && continue
+		eval "$half+=($ns)"
+	done
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+mon=$(median "${on[@]}")
+moff=$(median "${off[@]}")
+events=$(fb status --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["dns"]; print(d["queries"], d["answers"], d["malformed"], d["unattributed"], d["lost"]["ring"], d["lost"]["load"])')
+echo "per lookup (getaddrinfo, A + AAAA), median of $REPS rounds of $N:"
+echo "  without the DNS hooks: $moff ns; with: $mon ns; ratio $(awk -v a="$mon" -v b="$moff" 'BEGIN { printf "%.3f", a / b }')"
+echo "  rounds without: ${off[*]}"
+echo "  rounds with:    ${on[*]}"
+echo "  dns counters (queries answers malformed unattributed lost.ring lost.load): $events"
