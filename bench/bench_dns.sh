@@ -7,7 +7,8 @@
 # id: the very programs and ring the monitor reads), the order alternating. The monitor runs in
 # both halves (its other collectors too), so the ratio is the DNS hooks' cost alone, user-space
 # parsing and storing of their events included (it shares the machine's cores). Round 0 is a
-# warm-up. Everything runs between namespaces the run makes (the test world, the gate, the
+# warm-up. The machine is noisy: the figure to read is the median of the per-round ratios (each
+# round's two halves run back to back). Everything runs between namespaces the run makes (the test world, the gate, the
 # sandbox); the EXIT trap destroys the sandbox, stops the daemon and takes the world down.
 set -u
 BENCH=bench_dns
@@ -38,9 +39,16 @@ PE=$(prog_id dns_egress)
 PI=$(prog_id dns_ingress)
 [ -n "$PE" ] && [ -n "$PI" ] || die "the DNS programs are not loaded"
 # The monitor's links go; the same programs are attached and detached by hand from now on.
-for l in $(bpftool link show | awk -v e="prog $PE" -v i="prog $PI" '$0 ~ e"$" || $0 ~ i"$" { sub(":", "", $1); print $1 }'); do
+links=$(bpftool -j link show | python3 -c '
+import json, sys
+ids = {int(a) for a in sys.argv[1:]}
+print(" ".join(str(l["id"]) for l in json.load(sys.stdin) if l.get("prog_id") in ids))' "$PE" "$PI")
+[ -n "$links" ] || die "the monitor's DNS links are not found"
+for l in $links; do
 	bpftool link detach id "$l" || die "detach link $l"
 done
+attached() { bpftool cgroup show "$CG" | grep -c 'dns_'; }
+[ "$(attached)" = 0 ] || die "the DNS hooks are still attached after the links' detach"
 hooks() {
 	local op=$1
 	bpftool cgroup "$op" "$CG" egress id "$PE" ${2:-} && bpftool cgroup "$op" "$CG" ingress id "$PI" ${2:-}
@@ -48,19 +56,22 @@ hooks() {
 cleanup_more() { hooks detach >/dev/null 2>&1; }
 run() { fb exec bdns1 --tool install_deps -- python3 /workspace/lk.py "$N"; }
 
-on=() off=()
+on=() off=() ratios=()
 for r in $(seq 0 "$REPS"); do
 	for half in $( [ $((r % 2)) = 0 ] && echo "on off" || echo "off on"); do
 		if [ "$half" = on ]; then
 			hooks attach multi || die "attach"
+			[ "$(attached)" = 2 ] || die "the DNS hooks did not attach"
 			ns=$(run) || die "lookups"
 			hooks detach || die "detach"
 		else
+			[ "$(attached)" = 0 ] || die "the DNS hooks did not detach"
 			ns=$(run) || die "lookups"
 		fi
 		[ "$r" = 0 ] && continue
 		eval "$half+=($ns)"
 	done
+	[ "$r" = 0 ] || ratios+=("$(awk -v a="${on[-1]}" -v b="${off[-1]}" 'BEGIN { printf "%.3f", a / b }')")
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 mon=$(median "${on[@]}")
@@ -68,6 +79,8 @@ moff=$(median "${off[@]}")
 events=$(fb status --json | python3 -c 'import json, sys; d = json.load(sys.stdin)["dns"]; print(d["queries"], d["answers"], d["malformed"], d["unattributed"], d["lost"]["ring"], d["lost"]["load"])')
 echo "per lookup (getaddrinfo, A + AAAA), median of $REPS rounds of $N:"
 echo "  without the DNS hooks: $moff ns; with: $mon ns; ratio $(awk -v a="$mon" -v b="$moff" 'BEGIN { printf "%.3f", a / b }')"
+echo "  per-round ratios (with / without, the same round): median $(median "${ratios[@]}"), all: ${ratios[*]}"
 echo "  rounds without: ${off[*]}"
 echo "  rounds with:    ${on[*]}"
+echo "  expected queries and answers: $((REPS + 1)) rounds x $N x 2 each"
 echo "  dns counters (queries answers malformed unattributed lost.ring lost.load): $events"

@@ -1,6 +1,6 @@
 # DNS from inside a sandbox, as a tool (or an attacker) would: through the C library, and by
 # hand to the nameserver in resolv.conf. dig may be missing: the packets are built here.
-# usage: dnsq.py getaddrinfo NAME | query NAME TYPE [tcp] | tunnel DOMAIN N | garbage
+# usage: dnsq.py getaddrinfo NAME | query NAME TYPE [tcp] | tunnel DOMAIN N | garbage | flood N
 import os, random, socket, string, struct, sys
 
 def nameserver():
@@ -50,6 +50,11 @@ elif cmd == "tunnel":
         label = "".join(random.choice(alphabet) for _ in range(50))
         query(label + "." + sys.argv[2], "A", qid=i)
     print("sent", sys.argv[3])
+elif cmd == "flood":  # N datagrams too short to be DNS, as fast as they go: the gate ignores them
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(int(sys.argv[2])):
+        s.sendto(b"flood%02d" % (i % 100), (nameserver(), 53))
+    print("sent", sys.argv[2])
 elif cmd == "garbage":
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.sendto(os.urandom(7), (nameserver(), 53))  # shorter than a header
