@@ -55,6 +55,8 @@ hooks() {
 }
 cleanup_more() { hooks detach >/dev/null 2>&1; }
 run() { fb exec bdns1 --tool install_deps -- python3 /workspace/lk.py "$N"; }
+# cpu: firebreakd's utime + stime so far, in clock ticks (its share of parsing and storing).
+cpu() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
 
 on=() off=() ratios=()
 for r in $(seq 0 "$REPS"); do
@@ -62,14 +64,19 @@ for r in $(seq 0 "$REPS"); do
 		if [ "$half" = on ]; then
 			hooks attach multi || die "attach"
 			[ "$(attached)" = 2 ] || die "the DNS hooks did not attach"
+			c0=$(cpu)
 			ns=$(run) || die "lookups"
+			c1=$(cpu)
 			hooks detach || die "detach"
 		else
 			[ "$(attached)" = 0 ] || die "the DNS hooks did not detach"
+			c0=$(cpu)
 			ns=$(run) || die "lookups"
+			c1=$(cpu)
 		fi
 		[ "$r" = 0 ] && continue
 		eval "$half+=($ns)"
+		eval "cpu_$half=\$((\${cpu_$half:-0} + c1 - c0))"
 	done
 	[ "$r" = 0 ] || ratios+=("$(awk -v a="${on[-1]}" -v b="${off[-1]}" 'BEGIN { printf "%.3f", a / b }')")
 done
@@ -82,5 +89,23 @@ echo "  without the DNS hooks: $moff ns; with: $mon ns; ratio $(awk -v a="$mon" 
 echo "  per-round ratios (with / without, the same round): median $(median "${ratios[@]}"), all: ${ratios[*]}"
 echo "  rounds without: ${off[*]}"
 echo "  rounds with:    ${on[*]}"
+echo "  firebreakd CPU over all rounds' halves: with $((cpu_on * 10)) ms, without $((cpu_off * 10)) ms ($REPS x $N lookups each; 4 DNS events a lookup with)"
+# The hooks' own time in the kernel, per packet, from the kernel's BPF statistics: switched on
+# for one more pass only (they cost every BPF program on the host a little), then put back.
+stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
+cleanup_stats() { echo "$stats0" >/proc/sys/kernel/bpf_stats_enabled; }
+cleanup_more() { hooks detach >/dev/null 2>&1; cleanup_stats; }
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+hooks attach multi || die "attach"
+run >/dev/null || die "lookups"
+hooks detach || die "detach"
+cleanup_stats
+for p in "$PE" "$PI"; do
+	bpftool -j prog show id "$p" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+n, t = d.get("run_cnt", 0), d.get("run_time_ns", 0)
+print("  %s: %d runs, %.0f ns a packet in the kernel" % (d["name"], n, t / n if n else 0))'
+done
 echo "  expected queries and answers: $((REPS + 1)) rounds x $N x 2 each"
 echo "  dns counters (queries answers malformed unattributed lost.ring lost.load): $events"

@@ -275,7 +275,7 @@ int dns_events_new(const struct collector_env *env, struct dns_events **ret)
 		return -ENOMEM;
 	d->env = *env;
 	d->timer = -1;
-	if ((r = dns_tracer_new(&d->tracer)) < 0 ||
+	if ((r = dns_tracer_new(env->cfg->dns_ring_size, &d->tracer)) < 0 ||
 	    (r = loop_add(env->loop, dns_tracer_fd(d->tracer), EPOLLIN, on_ready, d)) < 0 ||
 	    (r = d->timer = loop_add_timer(env->loop, DNS_DRAIN_NS, on_timer, d)) < 0 ||
 	    (r = counters_add(env->counters, "dns", counters, ARRAY_SIZE(counters), d)) < 0) {

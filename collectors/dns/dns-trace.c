@@ -35,7 +35,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int dns_tracer_new(struct dns_tracer **ret)
+int dns_tracer_new(uint64_t ring_size, struct dns_tracer **ret)
 {
 	struct dns_tracer *t = calloc(1, sizeof(*t));
 	int r;
@@ -44,6 +44,13 @@ int dns_tracer_new(struct dns_tracer **ret)
 		return -ENOMEM;
 	if (!(t->skel = dns_trace__open())) {
 		r = log_errno(-errno, "DNS tracer: open");
+		goto fail;
+	}
+	/* Wake the reader at a quarter full, at most 16 KiB: a small ring must not sit full. */
+	t->skel->rodata->wakeup_bytes = ring_size / 4 < (16 << 10) ? ring_size / 4 : (16 << 10);
+	if ((r = bpf_map__set_max_entries(t->skel->maps.dns_events, (uint32_t)ring_size)) < 0) {
+		log_errno(r, "DNS tracer: ring buffer of %llu bytes",
+			  (unsigned long long)ring_size);
 		goto fail;
 	}
 	if ((r = dns_trace__load(t->skel)) < 0) {

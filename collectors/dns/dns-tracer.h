@@ -11,8 +11,11 @@
 
 struct dns_tracer;
 
-/* Loads the tracer (attached to no cgroup yet); 0 and *ret, or -errno (logged). */
-int dns_tracer_new(struct dns_tracer **ret);
+/*
+ * Loads the tracer (attached to no cgroup yet) with a ring buffer of ring_size bytes (a power of
+ * two, a page at least); 0 and *ret, or -errno (logged).
+ */
+int dns_tracer_new(uint64_t ring_size, struct dns_tracer **ret);
 
 /* Detaches from every cgroup and frees; accepts NULL. */
 void dns_tracer_free(struct dns_tracer *t);
