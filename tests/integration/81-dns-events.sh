@@ -62,6 +62,14 @@ print("   %d DNS events, each on its step and tool" % len(dns))
 PY
 ok "queries and answers, allowed and refused, UDP and TCP, A/AAAA and TXT: events on their step and tool"
 
+# The timeline reads as what was asked and told.
+"$FB" timeline dn1 >"$T/tl.txt" || fail "timeline"
+grep -E "step 901 +install_deps +DNS A\? registry.test \(udp [0-9]+ bytes to 10\.[0-9.]+\) pid [0-9]+ \(python3[0-9.]*\)" "$T/tl.txt" >/dev/null &&
+	grep -E "step 901 +install_deps +DNS A registry.test: NOERROR 198.51.100.7 \(udp" "$T/tl.txt" >/dev/null &&
+	grep -E "step 902 .*DNS A secret.example.com: NXDOMAIN, refused by the gate" "$T/tl.txt" >/dev/null ||
+	fail "the timeline's DNS lines: $(grep DNS "$T/tl.txt" | head -4)"
+ok "the timeline says what was asked and told: $(grep -m1 'NXDOMAIN' "$T/tl.txt" | sed 's/^[^ ]* *//')"
+
 # Garbage to port 53: counted and stored as dns.malformed, and the monitor lives on.
 assert_eq "$(q run_tests 906 garbage)" "sent" "garbage sent"
 sleep 0.3
