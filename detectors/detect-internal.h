@@ -7,9 +7,27 @@
 #include "policy/policy.h"
 
 #define DETECT_TOOLS_MAX 128
-#define DETECT_PROGRAMS_MAX 16 /* per tool: its commands' programs and its children */
-#define DETECT_STEPS_MAX 16    /* running steps whose gate-approved program is remembered */
-#define DETECT_DENIALS_MAX 64  /* refused attempts remembered for the burst and scan rules */
+#define DETECT_PROGRAMS_MAX 16	 /* per tool: its commands' programs and its children */
+#define DETECT_STEPS_MAX 16	 /* running steps whose gate-approved program is remembered */
+#define DETECT_DENIALS_MAX 64	 /* refused attempts remembered for the burst and scan rules */
+#define DETECT_DNS_MAX 128	 /* DNS queries remembered for the tunnel rule */
+#define DETECT_DNS_NAME_MAX 1024 /* a query's name as the DNS collector writes it */
+#define DNS_LABEL_MAX 63	 /* a DNS label's length on the wire */
+/* A label of this many characters or more, with more than this many bits of entropy per
+ * character, looks random (encoded data): 50 random letters and digits have about 4.6, a
+ * 32-digit hex hash at most 4, English words about 3.5. */
+#define DETECT_DNS_RANDOM_MIN 24
+#define DETECT_DNS_RANDOM_BITS 4.0
+#define DETECT_DNS_SUSPICIOUS_MIN 3 /* suspicious queries under one parent within the window */
+#define DETECT_DNS_SUSPICIOUS 1	    /* a query's label is long or random-looking */
+#define DETECT_DNS_DATA 2	    /* a TXT or NULL query */
+
+struct detect_dns_query {
+	int64_t ts;
+	int64_t id;
+	uint64_t name, parent; /* hashes of the name and of its parent domain */
+	unsigned flags;	       /* DETECT_DNS_* */
+};
 
 struct detect_denial {
 	int64_t ts;
@@ -58,6 +76,11 @@ struct detect_state {
 
 	/* The sandbox's decoys' marker (lures.h), "" if it has none (an adopted cgroup). */
 	char marker[LURE_MARKER_LEN + 1];
+	/* The last DNS queries, a ring (oldest at head), and when the tunnel rule may speak again.
+	 */
+	struct detect_dns_query dns[DETECT_DNS_MAX];
+	size_t dns_head, dns_n;
+	int64_t dns_quiet_until;
 };
 
 /* Fills v's common fields from ev. */
@@ -69,6 +92,8 @@ size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct 
 			size_t max);
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
+size_t detect_rules_dns(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
+			size_t max);
 size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 			     struct detect_verdict *out, size_t max);
 size_t detect_rules_lure(struct detect_state *st, const struct event *ev,

@@ -14,6 +14,10 @@ void detect_config_defaults(struct detect_config *c)
 	c->deny_burst_window_ns = 10 * NSEC_PER_SEC;
 	c->deny_distinct = 3;
 	c->cpu_window_ns = 10 * NSEC_PER_SEC;
+	c->dns_label_max = 40;
+	c->dns_names_max = 30;
+	c->dns_txt_max = 10;
+	c->dns_window_ns = 10 * NSEC_PER_SEC;
 }
 
 const char *detect_severity_name(enum detect_severity s)
@@ -57,6 +61,10 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 	st->cfg.deny_burst_window_ns = pd->deny_burst_window_ns;
 	st->cfg.deny_distinct = pd->deny_distinct;
 	st->cfg.cpu_window_ns = pd->cpu_window_ns;
+	st->cfg.dns_label_max = pd->dns_label_max;
+	st->cfg.dns_names_max = pd->dns_names_max;
+	st->cfg.dns_txt_max = pd->dns_txt_max;
+	st->cfg.dns_window_ns = pd->dns_window_ns;
 	memcpy(st->actions, pd->action, sizeof(st->actions));
 	for (; pd->off && pd->off[n_off]; n_off++)
 		;
@@ -175,10 +183,8 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 /* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
 static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
 				      struct detect_verdict *out, size_t max) = {
-	detect_rules_net,
-	detect_rules_host,
-	detect_rules_behavior,
-	detect_rules_lure,
+	detect_rules_net,      detect_rules_host, detect_rules_dns,
+	detect_rules_behavior, detect_rules_lure,
 };
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,

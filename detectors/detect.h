@@ -45,6 +45,10 @@ struct detect_config {
 	int64_t deny_burst_window_ns; /* ... within this window: a burst */
 	unsigned deny_distinct;	      /* distinct refused destinations within the window: a scan */
 	int64_t cpu_window_ns;	      /* throttled half of such a window or more: saturated */
+	unsigned dns_label_max;	      /* a query's label longer than this is suspicious */
+	unsigned dns_names_max;	      /* distinct names under one parent within the DNS window */
+	unsigned dns_txt_max;	      /* TXT or NULL queries within the DNS window */
+	int64_t dns_window_ns;
 };
 
 void detect_config_defaults(struct detect_config *c);

@@ -100,7 +100,11 @@ static int loopback_address(const char *dst)
 static size_t attempt_rules(struct detect_state *st, const struct event *ev, const char *dst,
 			    int connect, int refused, struct detect_verdict *out, size_t max)
 {
+	int64_t port = 0;
 	size_t k = 0;
+	/* The egress hook passes port 53 beyond loopback only to the sandbox's DNS gate, which
+	 * every tool may ask: resolving is not reaching (dns.* events show what was asked). */
+	int resolving = !refused && event_field_int(ev, "port", &port) && port == 53;
 
 	if (metadata_address(dst) && k < max) {
 		detect_verdict_init(&out[k], ev, RULE_NET_METADATA, DETECT_CRITICAL);
@@ -109,8 +113,8 @@ static size_t attempt_rules(struct detect_state *st, const struct event *ev, con
 			 dst);
 		k++;
 	}
-	if (connect && (refused || !loopback_address(dst)) && tool_without_network(st, ev) &&
-	    k < max) {
+	if (connect && (refused || (!loopback_address(dst) && !resolving)) &&
+	    tool_without_network(st, ev) && k < max) {
 		detect_verdict_init(&out[k], ev, RULE_TOOL_NETWORK_OUT_OF_SCOPE, DETECT_HIGH);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "tool %s, whose scope opens no egress, tried %s", ev->tool, dst);

@@ -324,6 +324,11 @@ static const struct config_key keys[] = {
 	  .def = "4194304",
 	  .help = "bytes of the process tracer's ring buffer (a power of two, 4096 at least); what "
 		  "does not fit is counted as lost per kind and shown as `monitor.loss` events" },
+	{ "dns_ring_size", set_power_of_two, FIELD(dns_ring_size), 4096, 1ULL << 30,
+	  .def = "1048576",
+	  .help = "bytes of the DNS tracer's ring buffer (a power of two, 4096 at least; a record "
+		  "is "
+		  "600 bytes); what does not fit is counted in `dns.lost.ring`" },
 	{ "gate_outside_netns", set_text, FIELD(gate_outside_netns), .valid = netns_valid,
 	  .bad = "must name a netns firebreak-* (tests' world)",
 	  .help = "the netns (a `firebreak-*` one: the tests' world) the egress gate's outside "

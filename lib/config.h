@@ -61,6 +61,7 @@ struct config {
 	uint64_t trace_reply_buffer_max; /* unread acks beyond this pause reading that client */
 	int64_t stats_period_ns;	 /* cgroup stats sampling (0 = off) */
 	uint64_t proc_ring_size;	 /* the process tracer's ring buffer, bytes (power of 2) */
+	uint64_t dns_ring_size;		 /* the DNS tracer's, the same */
 	int detector_actions;		 /* verdicts freeze and kill (on), or are only recorded */
 	char gate_outside_netns[64];	 /* where the gate's outside link goes ("" = offline) */
 	char gate_uplink[16];		 /* or: a host interface the gate reaches by NAT */

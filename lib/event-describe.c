@@ -113,6 +113,43 @@ static int describe_lure(const struct event *ev, json_t *f, char *buf, size_t si
 	return 1;
 }
 
+/*
+ * "DNS A? registry.test (udp 31 bytes to 10.199.0.65) pid 7 (python3)", "DNS A registry.test:
+ * NOERROR 198.51.100.7 (udp 47 bytes)", "... NXDOMAIN, refused by the gate", "DNS malformed query
+ * (udp 7 bytes to 10.199.0.65): shorter than a DNS header".
+ */
+static int describe_dns(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
+{
+	json_t *addrs = json_object_get(f, "addrs"), *a;
+	int64_t bytes = json_integer_value(json_object_get(f, "size"));
+	const char *tr = str_of(f, "transport", "?"), *server = str_of(f, "server", "?");
+	size_t i;
+
+	if (strcmp(ev->kind, "dns.query") == 0) {
+		append(buf, size, pos, "DNS %s? %s (%s %lld bytes to %s)", str_of(f, "type", "?"),
+		       str_of(f, "name", "?"), tr, (long long)bytes, server);
+	} else if (strcmp(ev->kind, "dns.answer") == 0) {
+		append(buf, size, pos, "DNS %s %s: %s", str_of(f, "type", "?"),
+		       str_of(f, "name", "?"), str_of(f, "rcode", "?"));
+		json_array_foreach (addrs, i, a)
+			append(buf, size, pos, "%s%s", i ? ", " : " ", json_string_value(a) ?: "?");
+		if (json_is_true(json_object_get(f, "refused")))
+			append(buf, size, pos, ", refused by the gate");
+		append(buf, size, pos, " (%s %lld bytes)", tr, (long long)bytes);
+	} else if (strcmp(ev->kind, "dns.malformed") == 0) {
+		append(buf, size, pos, "DNS malformed %s (%s %lld bytes, %s): %s",
+		       str_of(f, "direction", "?"), tr, (long long)bytes, server,
+		       str_of(f, "error", "?"));
+	} else {
+		return 0;
+	}
+	if (ev->pid)
+		append(buf, size, pos, " pid %d", ev->pid);
+	if (ev->comm[0])
+		append(buf, size, pos, " (%s)", ev->comm);
+	return 1;
+}
+
 char *event_describe(const struct event *ev, char *buf, size_t size)
 {
 	json_t *f = event_get_fields(ev);
@@ -122,7 +159,8 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	if (f && strncmp(ev->kind, "tool_call.", 10) == 0) {
 		describe_tool_call(ev, f, buf, size, &pos);
 	} else if (f && (describe_detection(ev, f, buf, size, &pos) ||
-			 describe_lure(ev, f, buf, size, &pos))) {
+			 describe_lure(ev, f, buf, size, &pos) ||
+			 describe_dns(ev, f, buf, size, &pos))) {
 		/* described */
 	} else {
 		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);

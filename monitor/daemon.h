@@ -19,6 +19,7 @@ enum { LINESERVER_TRACE = 1, LINESERVER_CONTROL = 2, LINESERVER_HTTP = 3 };
 struct cgroup_collector;
 struct control_state;
 struct counters;
+struct dns_events;
 struct export_core;
 struct hashmap;
 struct http_core;
@@ -56,6 +57,7 @@ struct daemon {
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;
 	struct lure_events *lures;
+	struct dns_events *dns;
 	/* The detectors (monitor/verdicts.c). */
 	struct verdicts *verdicts;	/* the detector stage (monitor/verdicts.c) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */

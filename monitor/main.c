@@ -19,6 +19,7 @@
 #include "policies.h"
 #include "collectors/cgroup/cgroup-events.h"
 #include "collectors/collector.h"
+#include "collectors/dns/dns-events.h"
 #include "counters.h"
 #include "daemon.h"
 #include "collectors/proc/proc-events.h"
@@ -328,6 +329,8 @@ static int start_collectors(struct daemon *d)
 		return log_errno(r, "syscall recorder");
 	if ((r = nflog_events_new(&env, &d->nflog)) < 0)
 		return log_errno(r, "NFLOG reader");
+	if ((r = dns_events_new(&env, &d->dns)) < 0)
+		log_errno(r, "the DNS tracer did not start: no DNS events will be recorded");
 	if ((r = seccomp_events_new(&env, &d->seccomp)) < 0)
 		log_errno(
 			r,
@@ -578,6 +581,7 @@ static void stop_all(struct daemon *d)
 	seccomp_events_free(d->seccomp);
 	lure_events_free(d->lures);
 	nflog_events_free(d->nflog);
+	dns_events_free(d->dns);
 	http_stop(d);
 	http_free(d);
 	export_free(d);

@@ -45,6 +45,10 @@ static void set_defaults(struct policy_detectors *d)
 	d->deny_burst_window_ns = 10 * NSEC_PER_SEC;
 	d->deny_distinct = 3;
 	d->cpu_window_ns = 10 * NSEC_PER_SEC;
+	d->dns_label_max = 40;
+	d->dns_names_max = 30;
+	d->dns_txt_max = 10;
+	d->dns_window_ns = 10 * NSEC_PER_SEC;
 	d->action[0] = POLICY_ACTION_RECORD;
 	d->action[1] = POLICY_ACTION_ALERT;
 	d->action[2] = POLICY_ACTION_FREEZE;
@@ -83,10 +87,12 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 {
 	static const char *const known[] = { "deny_burst_count", "deny_burst_window",
 					     "deny_distinct",	 "cpu_window",
+					     "dns_label_max",	 "dns_names_max",
+					     "dns_txt_max",	 "dns_window",
 					     "actions",		 "off" };
 	struct policy *p = ctx->policy;
 	struct policy_detectors *d = &p->detectors;
-	uint64_t count, distinct;
+	uint64_t count, distinct, label, names, txt;
 	size_t n_off = 0;
 	json_t *v;
 	int r;
@@ -96,6 +102,9 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 		return 0;
 	count = d->deny_burst_count;
 	distinct = d->deny_distinct;
+	label = d->dns_label_max;
+	names = d->dns_names_max;
+	txt = d->dns_txt_max;
 	if ((r = policy_check_keys(ctx, obj, "/detectors", known, ARRAY_SIZE(known))) < 0 ||
 	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_burst_count", 1, 64, &count)) < 0 ||
 	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_distinct", 1, 64, &distinct)) < 0 ||
@@ -103,12 +112,20 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 				     &d->deny_burst_window_ns)) < 0 ||
 	    (r = policy_get_duration(ctx, obj, "/detectors", "cpu_window", NSEC_PER_SEC / 2,
 				     &d->cpu_window_ns)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "dns_label_max", 16, 63, &label)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "dns_names_max", 5, 128, &names)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "dns_txt_max", 2, 128, &txt)) < 0 ||
+	    (r = policy_get_duration(ctx, obj, "/detectors", "dns_window", NSEC_PER_SEC,
+				     &d->dns_window_ns)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, "/detectors", "off", 64, rule_known,
 				    "not a detector rule (docs/detectors.md lists them)",
 				    &p->detectors_off, &n_off)) < 0)
 		return r;
 	d->deny_burst_count = (unsigned)count;
 	d->deny_distinct = (unsigned)distinct;
+	d->dns_label_max = (unsigned)label;
+	d->dns_names_max = (unsigned)names;
+	d->dns_txt_max = (unsigned)txt;
 	d->off = (const char *const *)p->detectors_off;
 	v = json_object_get(obj, "actions");
 	if (v && !json_is_object(v))

@@ -101,6 +101,10 @@ struct policy_detectors {
 	int64_t deny_burst_window_ns; /* ... within this: a burst (and the scan window) */
 	unsigned deny_distinct;	      /* distinct refused destinations within it: a scan */
 	int64_t cpu_window_ns;	      /* CPU throttled half of this long or more: saturated */
+	unsigned dns_label_max;	      /* a DNS query's label longer than this is suspicious */
+	unsigned dns_names_max;	      /* distinct names under one parent domain within ... */
+	unsigned dns_txt_max;	      /* (or TXT and NULL queries within) ... */
+	int64_t dns_window_ns;	      /* ... this: a dns.tunnel */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
 	const char *const *off;			      /* rule ids switched off, NULL-terminated */
 };
@@ -132,7 +136,8 @@ struct policy_detectors {
 	X(ESCAPE_TRIPWIRE, "escape.tripwire")                                                      \
 	X(ESCAPE_RUNTIME_SOCKET, "escape.runtime-socket")                                          \
 	X(CREDENTIAL_DECOY, "credential.decoy")                                                    \
-	X(EXFIL_DECOY_MARKER, "exfil.decoy-marker")
+	X(EXFIL_DECOY_MARKER, "exfil.decoy-marker")                                                \
+	X(DNS_TUNNEL, "dns.tunnel")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -115,7 +115,7 @@ function category(ev) {
   const k = ev.kind, f = ev.fields || {};
   if (k === "proc.exec") return "exec";
   if (k === "net.denied" || ((k === "net.connect" || k === "net.sendmsg") && f.egress_hook === "refused")) return "denied";
-  if (k.startsWith("net.")) return "connect";
+  if (k.startsWith("net.") || k.startsWith("dns.")) return "connect";
   if (k === "seccomp.denied") return "seccomp";
   if (k === "cgroup.stats") return "resource";
   if (k === "verdict") return "verdict";

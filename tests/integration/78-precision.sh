@@ -93,6 +93,10 @@ ev = [json.loads(l) for l in open(sys.argv[1])]
 bad = [e for e in ev if e["kind"] == "verdict" or e["kind"].startswith("action.")]
 assert not bad, bad[:3]
 print("   %d events, %d steps, no verdict" % (len(ev), len({e["step"] for e in ev if e["step"] is not None})))
+# The installs and downloads resolve their hosts: the DNS rules saw honest lookups and kept quiet.
+dns = [e for e in ev if e["kind"] == "dns.query"]
+assert dns, "no DNS query was seen"
+print("   %d DNS queries (%s), none judged a tunnel" % (len(dns), ", ".join(sorted({e["fields"]["name"] for e in dns}))))
 PY
 ok "precision: every honest workload ran quiet"
 check "destroy" "$FB" destroy pr1

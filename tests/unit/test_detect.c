@@ -477,6 +477,139 @@ static void test_cpu_saturation_over_a_window(void **state)
 	detect_state_free(st);
 }
 
+/* A dns.query event's fields, as the DNS collector writes them. */
+static size_t dns_query(struct detect_state *st, int64_t id, int64_t ts, const char *name,
+			const char *type, struct detect_verdict *v)
+{
+	char f[512];
+	size_t longest = 0;
+
+	for (const char *p = name; *p;) {
+		size_t n = strcspn(p, ".");
+
+		longest = n > longest ? n : longest;
+		p += n + (p[n] == '.');
+	}
+	snprintf(f, sizeof(f),
+		 "{\"name\":\"%s\",\"type\":\"%s\",\"id\":%lld,\"transport\":\"udp\",\"size\":40,"
+		 "\"labels\":3,\"longest_label\":%zu,\"server\":\"10.199.0.65\",\"port\":4000}",
+		 name, type, (long long)id, longest);
+	return feed(st, id, ts, "t", "dns.query", f, v);
+}
+
+static void test_dns_tunnel_long_random_labels_under_one_parent(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+	static const char *const labels[] = {
+		"aGVsbG8gd29ybGQgdGhpcyBpcyBkYXRhIGxlYXZpbmc", /* base64, 43 */
+		"x7k2q9vbn4m1z8c3w6y5t0r2e4u7i9o1p3a5s8d2f",   /* random, 41 */
+		"mzxw6ytboi4dsnrqgq2tmnzygezdgnbvgy3tqojq",    /* base32, 40: random-looking */
+	};
+	char name[128];
+
+	/* Honest: the same few names, again and again (pip against its registry). */
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(dns_query(st, i + 1, SEC + i * (SEC / 100),
+					   i % 2 ? "registry.test" : "files.registry.test",
+					   i % 3 ? "A" : "AAAA", v),
+				 0);
+	/* Two suspicious queries are not yet a tunnel; the third is, once per window. */
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s.exfil.test", labels[i]);
+		assert_int_equal(dns_query(st, 300 + i, 4 * SEC + i, name, "A", v), i == 2);
+	}
+	assert_string_equal(v[0].rule, "dns.tunnel");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_non_null(strstr(v[0].reason, "under exfil.test"));
+	assert_int_equal(v[0].n_ids, 3);
+	assert_int_equal(v[0].event_ids[0], 300);
+	assert_int_equal(v[0].event_ids[2], 302);
+	assert_int_equal(dns_query(st, 303, 5 * SEC, name, "A", v), 0);	 /* quiet in its window */
+	assert_int_equal(dns_query(st, 304, 20 * SEC, name, "A", v), 0); /* one in a new window */
+	detect_state_free(st);
+}
+
+static void test_dns_tunnel_many_names_and_txt_bursts(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+	char name[128];
+	size_t n = 0;
+
+	/* Short, plain labels, but a new one each time: hex chunks of 8 under one parent. */
+	for (int i = 0; i < 30; i++) {
+		snprintf(name, sizeof(name), "%08x.c2.example.com", (unsigned)(i * 2654435761u));
+		n = dns_query(st, i + 1, SEC + i, name, "A", v);
+		assert_int_equal(n, i == 29);
+	}
+	assert_non_null(strstr(v[0].reason, "30 distinct names under example.com"));
+	detect_state_free(st);
+
+	/* TXT queries: a few are honest (a mail check), a burst carries data back in. */
+	st = new_state(1);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dns_query(st, i + 1, SEC + i, "registry.test", "TXT", v), i == 9);
+	assert_non_null(strstr(v[0].reason, "10 TXT or NULL queries"));
+	detect_state_free(st);
+	st = new_state(1);
+	for (int i = 0; i < 9; i++)
+		assert_int_equal(dns_query(st, i + 1, SEC + i * 2 * SEC, "registry.test", "TXT", v),
+				 0); /* spread out: never 10 in a window */
+	/* A 32-digit hex hash (a CDN's name) and long English words are not random-looking. */
+	assert_int_equal(
+		dns_query(st, 50, 100 * SEC, "d41d8cd98f00b204e9800998ecf8427e.cdn.test", "A", v),
+		0);
+	assert_int_equal(
+		dns_query(st, 51, 100 * SEC, "d41d8cd98f00b204e9800998ecf8427f.cdn.test", "A", v),
+		0);
+	assert_int_equal(dns_query(st, 52, 100 * SEC,
+				   "thedocumentationservicefortheproject.cdn.test", "A", v),
+			 0);
+	detect_state_free(st);
+}
+
+/* Resolving is open to every tool: DNS the egress hook passed (only to the gate) is no reach. */
+static void test_dns_to_the_gate_is_not_out_of_scope(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "run_tests", "net.connect",
+			      "{\"dst\":\"10.199.0.65\",\"port\":53,\"egress_hook\":\"passed\"}",
+			      v),
+			 0);
+	assert_int_equal(feed(st, 2, SEC, "run_tests", "net.sendmsg",
+			      "{\"dst\":\"8.8.8.8\",\"port\":53,\"egress_hook\":\"refused\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "tool.network-out-of-scope");
+	assert_int_equal(feed(st, 3, SEC, "run_tests", "net.connect",
+			      "{\"dst\":\"10.199.0.65\",\"port\":80,\"egress_hook\":\"passed\"}",
+			      v),
+			 1);
+	detect_state_free(st);
+}
+
+static void test_dns_thresholds_come_from_the_policy(void **state)
+{
+	struct detect_state *st = behavior_state(
+		", \"dns_names_max\": 5, \"dns_window\": \"2s\", \"dns_label_max\": 20");
+	struct detect_verdict v[4];
+	char name[64];
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "n%d.example.org", i);
+		assert_int_equal(dns_query(st, i + 1, SEC + i * (SEC / 10), name, "A", v), i == 4);
+	}
+	detect_state_free(st);
+	st = behavior_state(", \"dns_window\": \"2s\"");
+	for (int i = 0; i < 30; i++) { /* 30 names, but 1 s apart: never 30 in 2 s */
+		snprintf(name, sizeof(name), "n%d.example.org", i);
+		assert_int_equal(dns_query(st, i + 1, SEC + i * SEC, name, "A", v), 0);
+	}
+	detect_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +625,10 @@ int main(void)
 		cmocka_unit_test(test_cpu_saturation_over_a_window),
 		cmocka_unit_test(test_escape_indicators),
 		cmocka_unit_test(test_lure_rules),
+		cmocka_unit_test(test_dns_tunnel_long_random_labels_under_one_parent),
+		cmocka_unit_test(test_dns_tunnel_many_names_and_txt_bursts),
+		cmocka_unit_test(test_dns_thresholds_come_from_the_policy),
+		cmocka_unit_test(test_dns_to_the_gate_is_not_out_of_scope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
