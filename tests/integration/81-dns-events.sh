@@ -128,6 +128,21 @@ PY
 }
 flood 908 5000 0
 ok "a flood of 5,000 datagrams to port 53: delivered + counted lost = 5,000"
+# A decoy's marker (docs/enforcer.md, "Lures") leaving as a name asked of DNS: exfiltration.
+marker=$(state_field dn1 decoy_marker)
+q run_tests 910 getaddrinfo "$marker.exfil.example" >/dev/null
+sleep 0.3
+events
+python3 - "$T/tl.jsonl" <<'PY' || fail "the marker in a DNS name is not exfil.decoy-marker"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+byid = {e["id"]: e for e in ev}
+v = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == "exfil.decoy-marker"]
+# The name is in the program's argv too (that is a verdict of its own); one is the query's.
+q = [x for x in v if byid[x["fields"]["event_ids"][0]]["kind"] == "dns.query"]
+assert q and q[0]["step"] == 910 and q[0]["tool"] == "run_tests", v
+PY
+ok "the decoys' marker in a DNS name is exfil.decoy-marker on its step and tool"
 # Again with a ring of 4 KiB (six records), after a restart: the monitor watches the running
 # sandbox's DNS again, and what the ring cannot hold is counted, exactly.
 stop_daemon
