@@ -127,7 +127,13 @@ struct policy_detectors {
 	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived")                                        \
 	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write")                                              \
 	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write")                                              \
-	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
+	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")                                          \
+	X(SIGNAL_BEYOND_STEP, "signal.beyond-step")                                                \
+	X(EXEC_LOADER_INJECTION, "exec.loader-injection")                                          \
+	X(EXEC_DRIFT, "exec.drift")                                                                \
+	X(EXEC_MASQUERADE, "exec.masquerade")                                                      \
+	X(NET_UNEXPECTED_LISTENER, "net.unexpected-listener")                                      \
+	X(NET_REVERSE_SHELL, "net.reverse-shell")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,
