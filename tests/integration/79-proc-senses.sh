@@ -220,6 +220,9 @@ wait_verdict ps8 "net.reverse-shell critical kill" || fail "a shell after a refu
 killed ps8 || fail "ps8 is not killed"
 ok "a shell right after a refused connect: net.reverse-shell critical, killed"
 check "destroy ps8" "$FB" destroy ps8
-wait
+# The tool calls left in the background end with their sandboxes (the daemon is a job too).
+calls() { jobs -pr | grep -vx "$DAEMON_PID"; }
+for _ in $(seq 100); do [ -z "$(calls)" ] && break; sleep 0.05; done
+[ -z "$(calls)" ] || fail "tool calls still running after their sandbox was destroyed: $(jobs -r)"
 assert_no_leftovers "after the senses test"
 stop_daemon
