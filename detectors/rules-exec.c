@@ -156,10 +156,18 @@ static size_t masquerade(const struct event *ev, const char *path, struct detect
 	const char *a0 = json_string_value(argv0);
 	char name[64] = "";
 
-	if (daemon_name(ev->comm))
+	if (daemon_name(ev->comm)) {
 		strscpy(name, sizeof(name), ev->comm);
-	else if (a0 && daemon_name(base_name(a0)))
-		strscpy(name, sizeof(name), base_name(a0));
+	} else if (a0) {
+		/* "kworker/0:1", "/usr/sbin/sshd", and ps's "[kthreadd]" form of a kernel thread.
+		 */
+		char arg[64];
+
+		strscpy(arg, sizeof(arg), a0 + (a0[0] == '['));
+		arg[strcspn(arg, "]")] = '\0';
+		if (daemon_name(arg) || daemon_name(base_name(arg)))
+			strscpy(name, sizeof(name), arg);
+	}
 	json_decref(f);
 	if (!name[0])
 		return 0;
