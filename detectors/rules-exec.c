@@ -92,6 +92,15 @@ static size_t loader_injection(struct detect_state *st, const struct event *ev, 
 	st->images[slot].pid = ev->pid;
 	st->images[slot].env = env;
 	strscpy(st->images[slot].name, sizeof(st->images[slot].name), base_name(path));
+	if (t && event_field_true(ev, "env_truncated")) {
+		/* The gate builds a call's environment from the policy: a few dozen entries. Past
+		 * the tracer's 256 is padding, which could hide a variable behind it. */
+		detect_verdict_init(v, ev, RULE_EXEC_LOADER_INJECTION, DETECT_HIGH);
+		snprintf(v->reason, sizeof(v->reason),
+			 "%.100s started with more than 256 environment entries (not all seen)",
+			 path);
+		return 1;
+	}
 	if (!t || !(env & ~t->env_may & ~base))
 		return 0;
 	for (unsigned b = 0; b < loader_env_count() && b < 64; b++)

@@ -613,6 +613,12 @@ static void test_loader_injection(void **state)
 				 v),
 			 1);
 	assert_non_null(strstr(v[0].reason, "set by env"));
+	/* An environment padded past what the tracer reads. */
+	assert_int_equal(
+		feed_as(st, 11, SEC, 3, 41, 1, "ls", "pip", "proc.exec",
+			"{\"path\":\"/bin/ls\",\"loader_env\":\"\",\"env_truncated\":true}", v),
+		1);
+	assert_non_null(strstr(v[0].reason, "more than 256"));
 	detect_state_free(st);
 }
 
