@@ -2,7 +2,8 @@
 # The process tracer's senses of issue 16 (items 4-6), attacked from inside real sandboxes with
 # the detectors' default actions on. A listener on 0.0.0.0 and an accept from loopback are
 # events, not verdicts; refused socket families and netlink kinds arrive as seccomp.denied while
-# netlink route (`ip addr`) still works; a rename to sshd is exec.masquerade (frozen); kill -1 from
+# netlink route (`ip addr`) still works; an accept from a peer beyond loopback (an outsider in the
+# sandbox's netns) is net.unexpected-listener (frozen); a rename to sshd is exec.masquerade (frozen); kill -1 from
 # a step reaching another step's sleep is signal.beyond-step (frozen); LD_PRELOAD on an exec is
 # exec.loader-injection (frozen) with its value cut at 63 bytes; a program run from /tmp is
 # exec.drift (frozen), from a memfd or a deleted file exec.drift (killed); a shell whose stdio is
@@ -92,6 +93,34 @@ assert r and r[0]["step"] == 11 and r[0]["tool"] == "attack" and r[0]["fields"][
 assert r[0]["fields"]["exe"].startswith("python3"), r' || fail "proc.rename of step 11"
 ok "prctl rename to sshd: proc.rename on step 11, exec.masquerade, frozen"
 check "destroy ps1" "$FB" destroy ps1
+
+# 1b. An accept from a peer that is not loopback: a process of the host in the sandbox's network
+# namespace (an outsider getting in), from an address the test adds to the sandbox's lo.
+cat >"$T/serve.py" <<'PY'
+import socket
+s = socket.socket(); s.bind(("0.0.0.0", 8766)); s.listen(1); s.settimeout(10)
+a, p = s.accept(); print("accepted", p)
+PY
+create_sandbox ps9 "$POLICY"
+copy_in ps9 "$T/serve.py"
+"$FB" exec ps9 --tool attack --step 15 -- python3 /workspace/serve.py >/dev/null 2>&1 &
+for _ in $(seq 100); do events ps9 | grep -q '"kind":"net.listen"' && break; sleep 0.05; done
+INIT9=$(state_field ps9 init_pid)
+nsenter -t "$INIT9" -n ip addr add 198.51.100.7/32 dev lo || fail "an address on the sandbox's lo"
+nsenter -t "$INIT9" -n python3 -c '
+import socket
+c = socket.socket(); c.bind(("198.51.100.7", 0)); c.connect(("127.0.0.1", 8766)); c.close()' ||
+	fail "connect from 198.51.100.7"
+wait_verdict ps9 "net.unexpected-listener high freeze" || fail "a non-loopback accept is not net.unexpected-listener"
+wait_cgroup ps9 frozen 1 || fail "ps9 is not frozen"
+events ps9 | python3 -c '
+import json, sys
+a = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "net.accept"]
+assert a and a[0]["step"] == 15 and a[0]["tool"] == "attack", a
+assert (a[0]["fields"]["peer_address"], a[0]["fields"]["port"]) == ("198.51.100.7", 8766), a' ||
+	fail "net.accept of step 15 from 198.51.100.7"
+ok "an accept from 198.51.100.7: net.accept on step 15, net.unexpected-listener, frozen"
+check "destroy ps9" "$FB" destroy ps9
 
 # 2. kill -1 from a step reaches another step's sleep.
 cat >"$T/kill.py" <<'PY'
