@@ -110,9 +110,11 @@ int BPF_PROG(proc_signal, int sig, struct kernel_siginfo *info, struct task_stru
 	int code;
 	__u64 sb;
 
+	/* The cheap tests first: a bystander's signal costs them and one lookup. The tracepoint's
+	 * pointers are the kernel's own (BTF): read directly, no helper call. */
 	if ((unsigned long)info <= 1 /* SEND_SIG_NOINFO, SEND_SIG_PRIV */)
 		return 0;
-	code = BPF_CORE_READ(info, si_code);
+	code = info->si_code;
 	if ((code != 0 && code != -1 && code != -6) || !(w = watched_sandbox(&sb)) ||
 	    !(e = reserve(w, sb, PROC_TRACE_SIGNAL)))
 		return 0;
@@ -146,7 +148,8 @@ int BPF_PROG(proc_rename, struct task_struct *task, const char *comm)
 	long n;
 	__u64 sb;
 
-	if (BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) || !(w = watched_sandbox(&sb)) ||
+	/* The watched-set lookup first: a bystander's rename costs it alone. */
+	if (!(w = watched_sandbox(&sb)) || BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) ||
 	    !(e = reserve(w, sb, PROC_TRACE_RENAME)))
 		return 0;
 	e->pid = BPF_CORE_READ(task, tgid);
