@@ -24,7 +24,8 @@
 # (/var/tmp/firebreak-collectors.*, /dev/shm/firebreak-collectors.*), its sandboxes are named bc*,
 # and the EXIT trap destroys the sandboxes, stops the daemon it started (by pid) and removes both.
 # Knobs (environment): BC_GETPPID_N (2000000), BC_OPEN_N (500000), BC_FORK_N (2000),
-# BC_FILES (3000), BC_WINDOW (10), BC_SANDBOXES (100), BC_SETTLE (1, seconds after a start).
+# BC_FILES (3000), BC_WINDOW (10), BC_SANDBOXES (100), BC_SETTLE (1, seconds after a start),
+# BC_KILL_N (500000), BC_RENAME_N (500000), BC_WORKLOADS (all).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +40,11 @@ SETTLE=${BC_SETTLE:-1}
 POLICY=$ROOT/bench/policies/collectors.json
 SMALL_POLICY=$ROOT/tests/policies/bench.json
 LDSO=/lib64/ld-linux-x86-64.so.2
-WORKLOADS="getppid openclose forkexec tar gcc"
+# BC_WORKLOADS picks some: kill and rename time the global signal_generate and task_rename
+# tracepoints' cost to bystanders (and to the sandbox, where each is a recorded event).
+WORKLOADS=${BC_WORKLOADS:-"getppid openclose forkexec tar gcc kill rename"}
+N_KILL=${BC_KILL_N:-500000}
+N_RENAME=${BC_RENAME_N:-500000}
 # The project's CFLAGS (Makefile) without -MMD -MP (no .d file), with -pipe (no temp files, so
 # the host's /tmp on disk and the sandbox's tmpfs /tmp do not differ).
 GCC_FLAGS="-O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2
@@ -187,6 +192,10 @@ wl_args() { # wl_args WORKLOAD host|sb: the program's arguments
 	forkexec) echo "forkexec $N_FORK /bin/true" ;;
 	tar) echo "tarcx $dir/tar $N_FILES" ;;
 	gcc) echo "cmd /usr/bin/gcc @$dir/gcc/args" ;;
+	# In a watched sandbox each is an event (signal.sent, proc.rename): a fiftieth as many,
+	# in both C0 and C, so the ratio stays a per-call one without flooding the store.
+	kill) [ "$2" = host ] && echo "kill $N_KILL" || echo "kill $((N_KILL / 50))" ;;
+	rename) [ "$2" = host ] && echo "rename $N_RENAME" || echo "rename $((N_RENAME / 50))" ;;
 	esac
 }
 
@@ -300,6 +309,8 @@ for w in $WORKLOADS; do
 	forkexec) label="fork+exec x$N_FORK" ;;
 	tar) label="tar c+x $N_FILES files" ;;
 	gcc) label="gcc -c $(basename $GCC_SRC)" ;;
+	kill) label="kill x$N_KILL (C: /50)" ;;
+	rename) label="rename x$N_RENAME (C: /50)" ;;
 	esac
 	awk -v l="$label" -v a="$m_A" -v b="$m_B" -v c0="$m_C0" -v c="$m_C" \
 		-v rb="$(ratio_range "$w" B A)" -v rc="$(ratio_range "$w" C C0)" \

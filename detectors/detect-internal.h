@@ -28,6 +28,8 @@ struct detect_dns_query {
 	uint64_t name, parent; /* hashes of the name and of its parent domain */
 	unsigned flags;	       /* DETECT_DNS_* */
 };
+#define DETECT_IMAGES_MAX 32 /* execs remembered for loader-injection (who set a variable) */
+#define DETECT_REFUSED_MAX 8 /* refused connects remembered for the reverse-shell rule */
 
 struct detect_denial {
 	int64_t ts;
@@ -45,6 +47,7 @@ struct detect_state {
 		int single_process; /* declared: it never forks */
 		int interpreter;    /* one of its programs is an interpreter */
 		int has_children;   /* declared "children": execs outside them are findings */
+		uint64_t env_may;   /* bit i: the policy may start its calls with loader_env i */
 		char *programs[DETECT_PROGRAMS_MAX]; /* its commands' programs, as written */
 		size_t n_programs;
 		char *children[DETECT_PROGRAMS_MAX]; /* globs */
@@ -65,6 +68,22 @@ struct detect_state {
 	size_t den_head, den_n;
 	int64_t burst_quiet_until; /* a burst is reported once per window */
 	int64_t scan_quiet_until;
+
+	/* The last execs (pid, program's name, loader variables), a ring: a variable a process's
+	 * image already had is not set anew by its next exec (exec.loader-injection). */
+	struct {
+		int32_t pid;
+		uint64_t env;
+		char name[32];
+	} images[DETECT_IMAGES_MAX];
+	size_t images_next;
+
+	/* The last refused connects beyond loopback, by pid (net.reverse-shell). */
+	struct {
+		int32_t pid;
+		int64_t ts, id;
+	} refused[DETECT_REFUSED_MAX];
+	size_t refused_next;
 
 	/* Resource counters of the sandbox's cgroup, as last seen. */
 	int64_t oom_kills, pids_max_hits;
@@ -97,6 +116,10 @@ size_t detect_rules_dns(struct detect_state *st, const struct event *ev, struct 
 size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 			     struct detect_verdict *out, size_t max);
 size_t detect_rules_lure(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
+size_t detect_rules_senses(struct detect_state *st, const struct event *ev,
+			   struct detect_verdict *out, size_t max);
+size_t detect_rules_exec(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
 
 /* Whether path's base name is an interpreter (python3.11, bash, node...). */

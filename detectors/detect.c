@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader-env.h"
 #include "macro.h"
+#include "policy/gate.h"
 #include "policy/policy.h"
 #include "timeutil.h"
 
@@ -88,6 +90,9 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 		t->network = policy_tool_egress(p, i) != 0;
 		t->single_process = policy_tool_single_process(p, i);
 		t->has_children = children != NULL;
+		for (size_t k = 0; k < loader_env_count() && k < 64; k++)
+			if (gate_env_may_start(p, t->name, loader_env_table[k].name))
+				t->env_may |= 1ULL << k;
 		for (size_t j = 0; j < n; j++) {
 			if (!(t->programs[t->n_programs++] = strdup(progs[j])))
 				return -ENOMEM;
@@ -183,8 +188,8 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 /* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
 static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
 				      struct detect_verdict *out, size_t max) = {
-	detect_rules_net,      detect_rules_host, detect_rules_dns,
-	detect_rules_behavior, detect_rules_lure,
+	detect_rules_net,  detect_rules_host,	detect_rules_dns,  detect_rules_behavior,
+	detect_rules_lure, detect_rules_senses, detect_rules_exec,
 };
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,

@@ -147,7 +147,33 @@ static int add_mknod_rules(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/* Socket families: refuse each one not allowed, and anything past the known range. */
+/*
+ * Netlink, protocol by protocol: only NETLINK_ROUTE (addresses, links, routes: `ip addr`, glibc's
+ * getaddrinfo and getifaddrs) is open; the others (sock_diag, audit, netfilter, uevents, xfrm,
+ * generic netlink...) reach kernel subsystems a tool has no use for. The kernel reads the
+ * protocol as an int: the low 32 bits are compared, and anything past MAX_LINKS it refuses
+ * itself.
+ */
+#define NETLINK_PROTOCOLS 32
+static int add_netlink_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	for (int proto = 1; proto < NETLINK_PROTOCOLS; proto++)
+		if ((r = seccomp_rule_add(
+			     ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, AF_NETLINK),
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffff, (scmp_datum_t)proto))) < 0)
+			return log_errno(r, "seccomp: netlink protocol rule");
+	return 0;
+}
+
+/*
+ * Socket families: refuse each one not allowed (AF_PACKET, AF_ALG, AF_VSOCK, AF_KEY, AF_XDP,
+ * AF_BLUETOOTH, AF_TIPC, AF_RDS...), and anything past the known range. The kernel reads the
+ * family as an int, so the low 32 bits are what is compared: junk in the high half does not slip
+ * a refused family past an equality test.
+ */
 static int add_socket_rules(scmp_filter_ctx ctx)
 {
 	int r;
@@ -159,10 +185,12 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 			ok |= fam == allowed_families[i];
 		if (ok)
 			continue;
-		if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-					  SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0 ||
-		    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair),
-					  1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam))) < 0)
+		if ((r = seccomp_rule_add(
+			     ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, (scmp_datum_t)fam))) < 0 ||
+		    (r = seccomp_rule_add(
+			     ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, (scmp_datum_t)fam))) < 0)
 			return log_errno(r, "seccomp: socket family rule");
 	}
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
@@ -170,7 +198,7 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,
 				  SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX))) < 0)
 		return log_errno(r, "seccomp: socket family rule");
-	return 0;
+	return add_netlink_rules(ctx);
 }
 
 /* Typing into the caller's terminal: the sandbox may inherit the harness's tty. */

@@ -150,6 +150,41 @@ static int describe_dns(const struct event *ev, json_t *f, char *buf, size_t siz
 	return 1;
 }
 
+/* An integer field as a number (0 when missing). */
+static long long int_of(json_t *f, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(f, key));
+}
+
+/*
+ * The process tracer's senses in words: "signal SIGTERM to sleep (pid 9), other-step:
+ * delivered", "renamed python3.11 -> sshd", "accept on 127.0.0.1:8765 from 10.0.0.2:4000".
+ * The fields follow, as for any event.
+ */
+static int describe_senses(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
+{
+	if (strcmp(ev->kind, "signal.sent") == 0)
+		append(buf, size, pos, "signal %s to %s (pid %lld), %s: %s",
+		       str_of(f, "signal_name", "?"), str_of(f, "target_comm", "?"),
+		       int_of(f, "target_pid"), str_of(f, "where", "?"), str_of(f, "result", "?"));
+	else if (strcmp(ev->kind, "proc.rename") == 0)
+		append(buf, size, pos, "renamed %s -> %s (program %s)", str_of(f, "old_comm", "?"),
+		       str_of(f, "new_comm", "?"), str_of(f, "exe", "?"));
+	else if (strcmp(ev->kind, "net.accept") == 0)
+		append(buf, size, pos, "accept on %s:%lld from %s:%lld", str_of(f, "address", "?"),
+		       int_of(f, "port"), str_of(f, "peer_address", "?"), int_of(f, "peer_port"));
+	else if (strcmp(ev->kind, "net.listen") == 0 || strcmp(ev->kind, "net.bind") == 0)
+		append(buf, size, pos, "%s on %s:%lld", ev->kind + 4, str_of(f, "address", "?"),
+		       int_of(f, "port"));
+	else
+		return 0;
+	if (ev->pid)
+		append(buf, size, pos, " by pid %d", ev->pid);
+	if (ev->comm[0])
+		append(buf, size, pos, " (%s)", ev->comm);
+	return 1;
+}
+
 char *event_describe(const struct event *ev, char *buf, size_t size)
 {
 	json_t *f = event_get_fields(ev);
@@ -158,9 +193,10 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	buf[0] = '\0';
 	if (f && strncmp(ev->kind, "tool_call.", 10) == 0) {
 		describe_tool_call(ev, f, buf, size, &pos);
-	} else if (f && (describe_detection(ev, f, buf, size, &pos) ||
-			 describe_lure(ev, f, buf, size, &pos) ||
-			 describe_dns(ev, f, buf, size, &pos))) {
+	} else if (f &&
+		   (describe_detection(ev, f, buf, size, &pos) ||
+		    describe_lure(ev, f, buf, size, &pos) || describe_dns(ev, f, buf, size, &pos) ||
+		    describe_senses(ev, f, buf, size, &pos))) {
 		/* described */
 	} else {
 		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);

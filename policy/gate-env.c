@@ -149,6 +149,14 @@ int gate_env_allowed(const struct policy *p, const char *tool, const char *name,
 	return allowed(p, t, name, why, whylen);
 }
 
+int gate_env_may_start(const struct policy *p, const char *tool, const char *name)
+{
+	const struct policy_tool *t = policy_find_tool(p, tool);
+	char why[8];
+
+	return t && (policy_env_fixed(p, t, name) || allowed(p, t, name, why, sizeof(why)) == 1);
+}
+
 void gate_env_free(struct gate_env *e)
 {
 	if (!e)

@@ -106,6 +106,12 @@ void gate_env_free(struct gate_env *e);
 int gate_env_allowed(const struct policy *p, const char *tool, const char *name, char *why,
 		     size_t whylen);
 
+/*
+ * Whether a call of tool can start with name in its environment: fixed by the policy (sandbox or
+ * tool env) or passed from the caller by env_allow. 1 or 0 (also for an unknown tool).
+ */
+int gate_env_may_start(const struct policy *p, const char *tool, const char *name);
+
 /* Whether name is on the built-in never-pass list (LD_*, PYTHON*, GIT_*, *_OPTIONS, ...). */
 int gate_env_never_pass(const char *name);
 

@@ -137,7 +137,13 @@ struct policy_detectors {
 	X(ESCAPE_RUNTIME_SOCKET, "escape.runtime-socket")                                          \
 	X(CREDENTIAL_DECOY, "credential.decoy")                                                    \
 	X(EXFIL_DECOY_MARKER, "exfil.decoy-marker")                                                \
-	X(DNS_TUNNEL, "dns.tunnel")
+	X(DNS_TUNNEL, "dns.tunnel")                                                                \
+	X(SIGNAL_BEYOND_STEP, "signal.beyond-step")                                                \
+	X(EXEC_LOADER_INJECTION, "exec.loader-injection")                                          \
+	X(EXEC_DRIFT, "exec.drift")                                                                \
+	X(EXEC_MASQUERADE, "exec.masquerade")                                                      \
+	X(NET_UNEXPECTED_LISTENER, "net.unexpected-listener")                                      \
+	X(NET_REVERSE_SHELL, "net.reverse-shell")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -13,6 +13,10 @@
  *                                     timed: tar cf DIR/fb.tar -C DIR/src . ; tar xf it into
  *                                     DIR/x; (untimed) both removed again
  *   getppid_loop cmd PROG [ARGS...]   one fork + execv(PROG, ARGS) + waitpid; must exit 0
+ *   getppid_loop kill N               N x kill(getpid(), SIGURG), SIGURG ignored: each one fires
+ *                                     the global signal_generate tracepoint
+ *   getppid_loop rename N             N x prctl(PR_SET_NAME), alternating two names: each one
+ *                                     fires the global task_rename tracepoint
  *
  * Plain fork (clone without namespace flags) rather than posix_spawn: the sandbox's seccomp filter
  * answers clone3 with ENOSYS, and the same code path must run on the host and in the sandbox.
@@ -26,6 +30,8 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -208,6 +214,30 @@ static long long run_cmd(char **argv)
 	return now_ns() - t0;
 }
 
+static long long run_kill(char **argv)
+{
+	long n = parse_n(argv[2]);
+	long long t0;
+
+	signal(SIGURG, SIG_IGN);
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		if (kill(getpid(), SIGURG) < 0)
+			die("kill");
+	return now_ns() - t0;
+}
+
+static long long run_rename(char **argv)
+{
+	long n = parse_n(argv[2]);
+	long long t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		if (prctl(PR_SET_NAME, i & 1 ? "bench-a" : "bench-b", 0, 0, 0) < 0)
+			die("prctl");
+	return now_ns() - t0;
+}
+
 static const struct {
 	const char *name;
 	int argc; /* exactly this many arguments; 0: at least 3 */
@@ -216,6 +246,7 @@ static const struct {
 	{ "getppid", 0, run_getppid }, { "openclose", 0, run_openclose },
 	{ "connect", 0, run_connect }, { "forkexec", 4, run_forkexec },
 	{ "tarcx", 4, run_tarcx },     { "cmd", 0, run_cmd },
+	{ "kill", 0, run_kill },       { "rename", 0, run_rename },
 };
 
 int main(int argc, char **argv)

@@ -47,10 +47,11 @@ struct proc_events {
 	struct collector_env env;
 	struct proc_tracer *tracer;
 	struct proc_attr_cache cache;
-	uint64_t read;	       /* records taken from the ring buffer */
-	uint64_t read_ns;      /* time spent taking them (and handing them to the writer) */
-	uint64_t stored;       /* process records stored */
-	uint64_t unattributed; /* records of a cgroup no sandbox owns (dropped, counted) */
+	struct proc_mounts *mounts; /* the sandboxes' writable mounts, for exe_origin */
+	uint64_t read;		    /* records taken from the ring buffer */
+	uint64_t read_ns;	    /* time spent taking them (and handing them to the writer) */
+	uint64_t stored;	    /* process records stored */
+	uint64_t unattributed;	    /* records of a cgroup no sandbox owns (dropped, counted) */
 	uint64_t lost[PROC_TRACE_KINDS]; /* the kernel's reservation failures, as last seen */
 	int64_t lost_since;		 /* when the tracer started */
 	struct hashmap *loss_seen;	 /* sandbox -> its loss as last reported */
@@ -319,8 +320,9 @@ found:
 static int emit(struct proc_events *pe, const struct proc_trace_event *e, int late)
 {
 	static const char *const kinds[PROC_TRACE_KINDS] = {
-		"proc.exec",   "proc.fork", "proc.exit",   "net.socket",  "net.connect",
-		"net.sendmsg", "net.unix",  "host.sysctl", "host.cgroup",
+		"proc.exec",   "proc.fork",  "proc.exit",   "net.socket",  "net.connect",
+		"net.sendmsg", "net.unix",   "host.sysctl", "host.cgroup", "net.bind",
+		"net.listen",  "net.accept", "signal.sent", "proc.rename",
 	};
 	struct writer_op op;
 	const char *sandbox, *tool;
@@ -339,7 +341,12 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 	op.ev.ppid = (int32_t)e->ppid;
 	op.ev.uid = e->uid;
 	memcpy(op.ev.comm, e->comm, sizeof(op.ev.comm) - 1);
-	if (e->kind >= PROC_TRACE_UNIX) {
+	if (e->kind >= PROC_TRACE_BIND) {
+		if (e->kind == PROC_TRACE_RENAME)
+			op.ev.ppid = 0; /* the record's ppid is the renamed thread: a field */
+		r = sink_submit_event(pe->env.sink, &op,
+				      proc_senses_fields(pe->env.registry, e, step));
+	} else if (e->kind >= PROC_TRACE_UNIX) {
 		r = sink_submit_event(pe->env.sink, &op, escape_fields(pe, e));
 	} else if (e->kind == PROC_TRACE_EXEC) {
 		/* Path and argv are the tool's bytes: jansson escapes them. */
@@ -350,6 +357,7 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 		/* Outside its step's scope: SIGKILL in the kernel, before it ran. */
 		if (f && (e->flags & PROC_TRACE_F_KILLED))
 			json_object_set_new(f, "killed_in_kernel", json_true());
+		proc_exec_fields(f, pe->mounts, pe->env.cfg, sb, e);
 		r = sink_submit_event(pe->env.sink, &op, f);
 	} else {
 		int n = small_fields(e, small, sizeof(small));
@@ -539,12 +547,14 @@ int proc_events_new(const struct collector_env *env, struct proc_events **ret)
 	if (!pe)
 		return -ENOMEM;
 	pe->env = *env;
-	if ((r = proc_tracer_new(env->cfg->proc_ring_size, &pe->tracer)) < 0 ||
+	if ((r = proc_mounts_new(&pe->mounts)) < 0 ||
+	    (r = proc_tracer_new(env->cfg->proc_ring_size, &pe->tracer)) < 0 ||
 	    (r = loop_add(env->loop, proc_tracer_fd(pe->tracer), EPOLLIN, on_ready, pe)) < 0 ||
 	    (r = add_counters(pe)) < 0) {
 		if (pe->tracer)
 			loop_remove(env->loop, proc_tracer_fd(pe->tracer));
 		proc_tracer_free(pe->tracer);
+		proc_mounts_free(pe->mounts);
 		free(pe);
 		return r;
 	}
@@ -567,6 +577,7 @@ void proc_events_free(struct proc_events *pe)
 	loop_remove(pe->env.loop, proc_tracer_fd(pe->tracer));
 	proc_tracer_free(pe->tracer);
 	free(pe->pending);
+	proc_mounts_free(pe->mounts);
 	if (pe->loss_seen) {
 		struct proc_loss_seen *seen;
 		size_t pos = 0;

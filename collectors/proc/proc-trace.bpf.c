@@ -92,26 +92,9 @@ static __always_inline struct proc_trace_watch *watched_sandbox(__u64 *ret_cgid)
 	return NULL;
 }
 
-/* A record's room in the ring; a failure is counted for the sandbox and in the total. */
-static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
-							__u32 kind)
+/* Fills a reserved record's head. */
+static __always_inline void head_init(struct proc_trace_event *e, __u64 sb_cgid, __u32 kind)
 {
-	/* The size must be a constant for the verifier: one per kind, inlined at each call. */
-	struct proc_trace_event *e = bpf_ringbuf_reserve(
-		&events,
-		kind == PROC_TRACE_EXEC || kind >= PROC_TRACE_UNIX ? sizeof(*e)
-								   : PROC_TRACE_HEAD_SIZE,
-		0);
-
-	if (!e) {
-		__u64 *n = bpf_map_lookup_elem(&lost, &kind);
-
-		if (n)
-			*n += 1;
-		if (kind < PROC_TRACE_KINDS)
-			__sync_fetch_and_add(&w->lost[kind], 1);
-		return NULL;
-	}
 	e->ts = bpf_ktime_get_boot_ns();
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	e->sandbox_cgid = sb_cgid;
@@ -124,6 +107,55 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 	e->flags = 0;
 	__builtin_memset(e->addr, 0, sizeof(e->addr));
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
+
+/* A failed reservation, counted for the sandbox and in the total. */
+static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &kind);
+
+	if (n)
+		*n += 1;
+	if (kind < PROC_TRACE_KINDS)
+		__sync_fetch_and_add(&w->lost[kind], 1);
+}
+
+/*
+ * A record's room in the ring. Its size follows from the kind, a constant at each (inlined)
+ * call, as the verifier wants: the head alone for fork, exit and sockets; the head and struct
+ * proc_trace_more for signals and accepts; path and argv too for exec, rename and the escape
+ * indicators. An exec that carries environment values reserves itself whole (reserve_whole).
+ */
+static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
+							__u32 kind)
+{
+	struct proc_trace_event *e = bpf_ringbuf_reserve(
+		&events,
+		kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
+				(kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
+			? PROC_TRACE_TEXT_SIZE
+		: kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT ? PROC_TRACE_MORE_SIZE
+									 : PROC_TRACE_HEAD_SIZE,
+		0);
+
+	if (!e) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	head_init(e, sb_cgid, kind);
+	return e;
+}
+
+static __always_inline struct proc_trace_event *reserve_whole(struct proc_trace_watch *w,
+							      __u64 sb_cgid, __u32 kind)
+{
+	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	head_init(e, sb_cgid, kind);
 	return e;
 }
 
@@ -169,13 +201,18 @@ static __always_inline int out_of_scope(struct linux_binprm *bprm)
 	return 1;
 }
 
+/* The exec record's tail (proc-exec.bpf.h): environment, executable, stdio. */
+#include "proc-exec.bpf.h"
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct proc_trace_watch *w;
 	struct proc_trace_event *e;
+	struct env_scratch *s;
 	unsigned long start, end, len;
 	int killed;
+	__u32 zero = 0;
 	__u64 sb;
 
 	if (!(w = watched_sandbox(&sb)))
@@ -186,9 +223,18 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
 	}
 	killed = out_of_scope(bprm);
-	e = reserve(w, sb, PROC_TRACE_EXEC);
-	if (!e)
+	if (!(s = bpf_map_lookup_elem(&env_scratch, &zero)))
 		return 0;
+	env_scan(p, s);
+	if (s->n_values) {
+		if (!(e = reserve_whole(w, sb, PROC_TRACE_EXEC)))
+			return 0;
+		exec_values(e, s);
+	} else if ((e = reserve(w, sb, PROC_TRACE_EXEC))) {
+		e->n_values = 0;
+	} else {
+		return 0;
+	}
 	e->flags = killed ? PROC_TRACE_F_KILLED : 0;
 	e->path[0] = '\0';
 	e->pid = BPF_CORE_READ(p, tgid);
@@ -203,7 +249,10 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	    bpf_probe_read_user(e->argv, len & (PROC_TRACE_ARGV_MAX - 1) ?: PROC_TRACE_ARGV_MAX,
 				(void *)start) == 0)
 		e->argv_len = (__u32)len;
-	submit(e);
+	exec_tail(e, s, p, bprm);
+	/* A memfd or deleted program, or a shell with a socket for stdio: acted on at once. */
+	submit_urgent(e, e->stdio_socket ||
+				 (e->exe_flags & (PROC_TRACE_EXE_MEMFD | PROC_TRACE_EXE_DELETED)));
 	return 0;
 }
 
@@ -337,6 +386,18 @@ SEC("cgroup/sendmsg6")
 int sendmsg6(struct bpf_sock_addr *ctx)
 {
 	return sock_addr(ctx, PROC_TRACE_SENDMSG, 1);
+}
+
+SEC("cgroup/bind4")
+int bind4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_BIND, 0);
+}
+
+SEC("cgroup/bind6")
+int bind6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr(ctx, PROC_TRACE_BIND, 1);
 }
 
 /*
@@ -519,5 +580,8 @@ int BPF_PROG(cg_attach, struct cgroup *dst, const char *path, struct task_struct
 	cgroup_change(dst, path, PROC_TRACE_F_CG_ATTACH, BPF_CORE_READ(task, tgid));
 	return 0;
 }
+
+/* Listeners, accepts, signals and renames (proc-senses.bpf.h). */
+#include "proc-senses.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

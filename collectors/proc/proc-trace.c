@@ -9,12 +9,13 @@
 #include <unistd.h>
 
 #include "collectors/bpf-util.h"
+#include "loader-env.h"
 #include "log.h"
 #include "macro.h"
 #include "proc-trace.skel.h"
 
 /* The hooks attached to one watched sandbox's cgroup: sockets (inet and unix) and sysctl. */
-#define CGROUP_HOOKS 8
+#define CGROUP_HOOKS 10
 struct sandbox_links {
 	uint64_t cgid;
 	struct bpf_link *link[CGROUP_HOOKS];
@@ -41,15 +42,42 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (!t->fn || size < PROC_TRACE_HEAD_SIZE)
 		return 0;
 	if (size < sizeof(*e)) {
-		/* A head-only record (only they are shorter): the callee sees a whole one, with no
-		 * path or argv. */
-		memcpy(&t->whole, data, PROC_TRACE_HEAD_SIZE);
-		t->whole.path[0] = '\0';
-		t->whole.argv_len = 0;
+		/* A shorter record (head, head and more, or without environment values): the callee
+		 * sees a whole one, what the kernel did not send zeroed up to the values, and none.
+		 */
+		size_t n = size < PROC_TRACE_TEXT_SIZE ? size : PROC_TRACE_TEXT_SIZE;
+
+		memcpy(&t->whole, data, n);
+		memset((char *)&t->whole + n, 0, PROC_TRACE_TEXT_SIZE - n);
+		if (size < PROC_TRACE_MORE_SIZE)
+			t->whole.path[0] = '\0';
+		if (size < PROC_TRACE_TEXT_SIZE)
+			t->whole.argv_len = 0;
+		t->whole.n_values = 0;
 		e = &t->whole;
 	}
 	/* Non-zero: this record is taken, the rest stay in the ring for later. */
 	return t->fn(e, t->data) ? -EAGAIN : 0;
+}
+
+/* The watched environment names, bit by bit, into the kernel side's map (lib/loader-env.c). */
+static int fill_env_names(struct proc_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.env_names);
+
+	_Static_assert(PROC_TRACE_ENV_VALUES == 4, "value slots are a power of two");
+	for (size_t i = 0; i < loader_env_count() && i < PROC_TRACE_ENV_NAMES_MAX; i++) {
+		char key[PROC_TRACE_ENV_NAME_MAX] = { 0 };
+		struct proc_trace_env_name v = {
+			.bit = (uint32_t)i,
+			.keep_value = !!(loader_env_table[i].flags & LOADER_ENV_VALUE),
+		};
+
+		strncpy(key, loader_env_table[i].name, sizeof(key) - 1);
+		if (bpf_map_update_elem(fd, key, &v, BPF_ANY) < 0)
+			return log_errno(-errno, "process tracer: env name %s", key);
+	}
+	return 0;
 }
 
 /* Opens and loads the skeleton; with_unix 0 leaves out the unix socket hooks (Linux 6.7). */
@@ -76,7 +104,9 @@ static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_uni
 		bpf_program__set_autoload(t->skel->progs.connect_unix, false);
 		bpf_program__set_autoload(t->skel->progs.sendmsg_unix, false);
 	}
-	return proc_trace__load(t->skel);
+	if ((r = proc_trace__load(t->skel)) < 0)
+		return r;
+	return fill_env_names(t);
 }
 
 int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
@@ -150,6 +180,7 @@ static int attach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid, const char 
 		t->skel->progs.connect6,     t->skel->progs.sendmsg4,
 		t->skel->progs.sendmsg6,     t->skel->progs.connect_unix,
 		t->skel->progs.sendmsg_unix, t->skel->progs.sysctl_write,
+		t->skel->progs.bind4,	     t->skel->progs.bind6,
 	};
 	struct sandbox_links sl = { .cgid = cgid };
 	int fd, r = 0;
@@ -244,7 +275,8 @@ int proc_tracer_drain(struct proc_tracer *t,
 const char *proc_tracer_kind_name(unsigned kind)
 {
 	static const char *const names[PROC_TRACE_KINDS] = {
-		"exec", "fork", "exit", "socket", "connect", "sendmsg", "unix", "sysctl", "cgroup",
+		"exec",	  "fork",   "exit", "socket", "connect", "sendmsg", "unix",
+		"sysctl", "cgroup", "bind", "listen", "accept",	 "signal",  "rename",
 	};
 
 	return kind < PROC_TRACE_KINDS ? names[kind] : "?";

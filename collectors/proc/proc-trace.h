@@ -54,7 +54,46 @@ enum proc_trace_kind {
 	PROC_TRACE_UNIX,   /* connect() or sendmsg() to a unix socket path (path, argv_len) */
 	PROC_TRACE_SYSCTL, /* a write to a /proc/sys file, refused (path: its name) */
 	PROC_TRACE_CGROUP, /* a cgroup made, removed or joined on the v2 hierarchy (path) */
+	/* Sockets and signals (issue 16): head records, or head and struct proc_trace_more. */
+	PROC_TRACE_BIND,   /* bind() to an IPv4/IPv6 address (head) */
+	PROC_TRACE_LISTEN, /* a TCP socket of the sandbox entered LISTEN (head: its address) */
+	PROC_TRACE_ACCEPT, /* an inbound connection reached ESTABLISHED (head: local; more: peer) */
+	PROC_TRACE_SIGNAL, /* a signal a sandbox task sent (more: target, signal, result) */
+	PROC_TRACE_RENAME, /* comm changed by prctl or /proc/PID/comm (argv: new comm; path: exe) */
 	PROC_TRACE_KINDS
+};
+
+/* An exec's executable (exe_flags). */
+#define PROC_TRACE_EXE_MEMFD 1	 /* a memfd ("memfd:" name on an internal shmem/hugetlb mount) */
+#define PROC_TRACE_EXE_DELETED 2 /* unlinked (no name left) */
+#define PROC_TRACE_EXE_TMPFS 4	 /* on a tmpfs (user space tells the sandbox's own by device) */
+
+/* The environment of a new program: how far the kernel side reads, and what it keeps. */
+#define PROC_TRACE_ENV_ENTRIES_MAX 256 /* entries looked at (env_truncated past them) */
+#define PROC_TRACE_ENV_ENTRY_MAX 4096  /* bytes of one entry read at once (a longer one: twice) */
+#define PROC_TRACE_ENV_NAME_MAX 32     /* a name longer than this is none of the watched ones */
+#define PROC_TRACE_ENV_VALUES 4	       /* values kept per exec (the dangerous names only) */
+#define PROC_TRACE_ENV_VALUE_MAX 64    /* bytes of each, NUL included */
+#define PROC_TRACE_ENV_NAMES_MAX 64    /* watched names (env_mask bits) */
+
+/* A watched variable name (the env_names map's value): its bit and whether its value is kept. */
+struct proc_trace_env_name {
+	__u32 bit;
+	__u32 keep_value;
+};
+
+/* What a signal or accept record carries beyond the head (in place of path). */
+struct proc_trace_more {
+	__u8 peer_addr[16]; /* accept: the remote address */
+	__u16 peer_port;    /* accept: the remote port */
+	__u16 sig;	    /* signal: its number */
+	__s32 result;	    /* signal: the kernel's TRACE_SIGNAL_* result */
+	__u64 target_cgid;  /* signal: the target's own cgroup */
+	__u32 target_pid;   /* signal: host tgid of the target */
+	__s32 si_code;	    /* signal: SI_USER (0), SI_QUEUE (-1), SI_TKILL (-6) */
+	__u32 target_in;    /* signal: 1 if the target is in the sender's sandbox */
+	__u32 group;	    /* signal: 1 for the whole process, 0 for one thread */
+	char target_comm[16];
 };
 
 /* A watched sandbox: the records the kernel could not reserve room for, per kind. */
@@ -83,12 +122,33 @@ struct proc_trace_event {
 	__u32 flags; /* PROC_TRACE_F_* */
 	char comm[16];
 	/* Exec and escape-indicator records only: the rest reserve the head alone (an eighth of
-	 * the ring's room). */
-	char path[PROC_TRACE_PATH_MAX];
+	 * the ring's room), or the head and more (signal, accept). */
+	union {
+		char path[PROC_TRACE_PATH_MAX];
+		struct proc_trace_more more;
+	};
 	char argv[PROC_TRACE_ARGV_MAX];
+	/* Exec only: the new program's environment and identity. */
+	__u64 env_mask;	    /* bit b: the watched name of bit b is in its environment */
+	__u64 exe_ino;	    /* the executable's inode */
+	__u32 exe_dev;	    /* its superblock's device, kernel encoding (major << 20 | minor) */
+	__u16 env_entries;  /* environment entries read */
+	__u8 env_truncated; /* 1: there were more than PROC_TRACE_ENV_ENTRIES_MAX */
+	__u8 exe_flags;	    /* PROC_TRACE_EXE_* */
+	__u8 stdio_socket;  /* bit i: fd i (stdin, stdout, stderr) is an inet or inet6 socket */
+	__u8 n_values;	    /* values below (0 unless the record is whole) */
+	__u8 value_bit[PROC_TRACE_ENV_VALUES];
+	__u8 pad[2];
+	char parent_exe[16]; /* the parent's executable's name (who set the environment) */
+	/* Only when a dangerous name is set: the record is reserved whole. */
+	char values[PROC_TRACE_ENV_VALUES][PROC_TRACE_ENV_VALUE_MAX];
 };
 
 /* The size of a record without path and argv (fork, exit and socket records). */
 #define PROC_TRACE_HEAD_SIZE __builtin_offsetof(struct proc_trace_event, path)
+/* A head and struct proc_trace_more (signal, accept). */
+#define PROC_TRACE_MORE_SIZE (PROC_TRACE_HEAD_SIZE + sizeof(struct proc_trace_more))
+/* Everything but the environment's values (an exec without them, escape indicators, rename). */
+#define PROC_TRACE_TEXT_SIZE __builtin_offsetof(struct proc_trace_event, values)
 
 #endif

@@ -97,6 +97,15 @@ print("   %d events, %d steps, no verdict" % (len(ev), len({e["step"] for e in e
 dns = [e for e in ev if e["kind"] == "dns.query"]
 assert dns, "no DNS query was seen"
 print("   %d DNS queries (%s), none judged a tunnel" % (len(dns), ", ".join(sorted({e["fields"]["name"] for e in dns}))))
+# What the quiet rests on (docs/detectors.md, loader injection): the variables honest execs carry.
+env = {}
+for e in ev:
+    for name in (e["fields"] or {}).get("loader_env", "").split(",") if e["kind"] == "proc.exec" else []:
+        if name:
+            env.setdefault(name, {}).setdefault((e["tool"], (e["fields"] or {}).get("parent_exe")), 0)
+            env[name][(e["tool"], e["fields"].get("parent_exe"))] += 1
+for name in sorted(env):
+    print("   %s on execs of %s" % (name, ", ".join("%s (set by %s) x%d" % (t, p, n) for (t, p), n in sorted(env[name].items()))))
 PY
 ok "precision: every honest workload ran quiet"
 check "destroy" "$FB" destroy pr1

@@ -317,6 +317,311 @@ static void test_rules_the_policy_switches_off_stay_quiet(void **state)
 	detect_state_free(st);
 }
 
+/* Feeds one event of process pid (parent ppid, comm) on step; returns the verdict count. */
+static size_t feed_as(struct detect_state *st, int64_t id, int64_t ts, int64_t step, int pid,
+		      int ppid, const char *comm, const char *tool, const char *kind,
+		      const char *fields, struct detect_verdict *v)
+{
+	struct event ev;
+	size_t n;
+
+	event_init(&ev);
+	ev.id = id;
+	ev.ts = ts;
+	ev.step = step;
+	ev.pid = pid;
+	ev.ppid = ppid;
+	strcpy(ev.comm, comm);
+	strcpy(ev.sandbox, "s");
+	strcpy(ev.tool, tool);
+	strcpy(ev.kind, kind);
+	ev.source = EVENT_SOURCE_EBPF;
+	ev.fields = (char *)fields;
+	ev.fields_len = strlen(fields);
+	n = detect_event(st, &ev, v, 4);
+	ev.fields = NULL;
+	return n;
+}
+
+/* signal.beyond-step: other steps and the sandbox high, outside critical; the own step and the
+ * sandbox's init (no step) are not judged. */
+#define SIGNAL_SENT                                                                                \
+	"{\"signal\":15,\"signal_name\":\"SIGTERM\",\"target_pid\":9,\"target_comm\":\"sleep\","   \
+	"\"where\":\"%s\",\"result\":\"delivered\"}"
+static void test_signal_beyond_step(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), SIGNAL_SENT, "same-step");
+	assert_int_equal(feed_as(st, 1, SEC, 3, 5, 1, "bash", "t", "signal.sent", buf, v), 0);
+	snprintf(buf, sizeof(buf), SIGNAL_SENT, "other-step");
+	assert_int_equal(feed_as(st, 2, SEC, 3, 5, 1, "bash", "t", "signal.sent", buf, v), 1);
+	assert_string_equal(v[0].rule, "signal.beyond-step");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(
+		feed_as(st, 3, SEC, EVENT_STEP_NONE, 5, 1, "init", "", "signal.sent", buf, v), 0);
+	snprintf(buf, sizeof(buf), SIGNAL_SENT, "sandbox");
+	assert_int_equal(feed_as(st, 4, SEC, 3, 5, 1, "bash", "t", "signal.sent", buf, v), 1);
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	snprintf(buf, sizeof(buf), SIGNAL_SENT, "outside");
+	assert_int_equal(feed_as(st, 5, SEC, 3, 5, 1, "bash", "t", "signal.sent", buf, v), 1);
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	detect_state_free(st);
+}
+
+/* net.unexpected-listener: an accept from beyond loopback; a listen on 0.0.0.0 is no verdict. */
+static void test_unexpected_listener(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed(st, 1, SEC, "t", "net.listen",
+			      "{\"family\":\"inet\",\"address\":\"0.0.0.0\",\"port\":8000}", v),
+			 0);
+	assert_int_equal(feed(st, 2, SEC, "t", "net.accept",
+			      "{\"address\":\"127.0.0.1\",\"port\":8000,\"peer_address\":"
+			      "\"127.0.0.1\",\"peer_port\":4000}",
+			      v),
+			 0);
+	assert_int_equal(feed(st, 3, SEC, "t", "net.accept",
+			      "{\"address\":\"::1\",\"port\":8000,\"peer_address\":\"::1\"}", v),
+			 0);
+	assert_int_equal(feed(st, 4, SEC, "t", "net.accept",
+			      "{\"address\":\"10.199.0.2\",\"port\":8000,\"peer_address\":"
+			      "\"203.0.113.5\",\"peer_port\":4000}",
+			      v),
+			 1);
+	assert_string_equal(v[0].rule, "net.unexpected-listener");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	detect_state_free(st);
+}
+
+/* net.reverse-shell: a shell or interpreter on an inet socket; a shell by the process (or its
+ * child) whose connect beyond loopback was refused, within 10 s. */
+static void test_reverse_shell(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	const char *out = "{\"family\":\"inet\",\"dst\":\"203.0.113.9\",\"port\":4444,"
+			  "\"egress_hook\":\"refused\",\"errno\":1}";
+	const char *lo = "{\"family\":\"inet\",\"dst\":\"127.0.0.1\",\"port\":4444,"
+			 "\"egress_hook\":\"refused\",\"errno\":1}";
+
+	assert_int_equal(feed_as(st, 1, SEC, 3, 20, 10, "bash", "t", "proc.exec",
+				 "{\"path\":\"/bin/bash\",\"stdio_socket\":\"stdin,stdout\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "net.reverse-shell");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(feed_as(st, 2, SEC, 3, 21, 10, "python3", "t", "proc.exec",
+				 "{\"path\":\"/usr/bin/python3.11\",\"stdio_socket\":\"stdin\"}",
+				 v),
+			 1);
+	assert_int_equal(feed_as(st, 3, SEC, 3, 22, 10, "nc", "t", "proc.exec",
+				 "{\"path\":\"/usr/bin/nc\",\"stdio_socket\":\"stdin\"}", v),
+			 0);
+	assert_int_equal(feed_as(st, 4, SEC, 3, 23, 10, "bash", "t", "proc.exec",
+				 "{\"path\":\"/bin/bash\"}", v),
+			 0);
+	/* A shell after a refused connect: its own pid (a re-exec) or a child of it. */
+	assert_int_equal(feed_as(st, 5, 2 * SEC, 3, 50, 10, "python3", "t", "net.connect", out, v),
+			 0);
+	assert_int_equal(feed_as(st, 6, 3 * SEC, 3, 51, 50, "sh", "t", "proc.exec",
+				 "{\"path\":\"/bin/sh\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "net.reverse-shell");
+	assert_int_equal(v[0].n_ids, 2);
+	assert_int_equal(v[0].event_ids[0], 5);
+	/* Once per refusal; too late; a refused loopback connect; an unrelated process. */
+	assert_int_equal(feed_as(st, 7, 3 * SEC, 3, 52, 50, "sh", "t", "proc.exec",
+				 "{\"path\":\"/bin/sh\"}", v),
+			 0);
+	assert_int_equal(feed_as(st, 8, 4 * SEC, 3, 60, 10, "python3", "t", "net.connect", out, v),
+			 0);
+	assert_int_equal(feed_as(st, 9, 20 * SEC, 3, 60, 10, "sh", "t", "proc.exec",
+				 "{\"path\":\"/bin/sh\"}", v),
+			 0);
+	assert_int_equal(feed_as(st, 10, 21 * SEC, 3, 70, 10, "python3", "t", "net.connect", lo, v),
+			 0);
+	assert_int_equal(feed_as(st, 11, 21 * SEC, 3, 70, 10, "sh", "t", "proc.exec",
+				 "{\"path\":\"/bin/sh\"}", v),
+			 0);
+	assert_int_equal(
+		feed_as(st, 12, 22 * SEC, 3, 80, 10, "python3", "t", "net.connect", out, v), 0);
+	assert_int_equal(feed_as(st, 13, 22 * SEC, 3, 81, 10, "sh", "t", "proc.exec",
+				 "{\"path\":\"/bin/sh\"}", v),
+			 0);
+	detect_state_free(st);
+}
+
+/* exec.drift: memfd and deleted critical, the sandbox's /tmp and /dev/shm high, the workspace
+ * (an honest build's output) and the host nothing. */
+static void test_exec_drift(void **state)
+{
+	static const struct {
+		const char *origin;
+		size_t n;
+		enum detect_severity sev;
+	} cases[] = {
+		{ "memfd", 1, DETECT_CRITICAL },
+		{ "deleted", 1, DETECT_CRITICAL },
+		{ "tmp", 1, DETECT_HIGH },
+		{ "shm", 1, DETECT_HIGH },
+		{ "workspace", 0, 0 },
+		{ "host", 0, 0 },
+		{ "tmpfs", 0, 0 },
+	};
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	char buf[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "{\"path\":\"/x/prog\",\"exe_origin\":\"%s\"}",
+			 cases[i].origin);
+		assert_int_equal(
+			feed_as(st, (int64_t)i + 1, SEC, 3, 5, 1, "prog", "t", "proc.exec", buf, v),
+			cases[i].n);
+		if (cases[i].n) {
+			assert_string_equal(v[0].rule, "exec.drift");
+			assert_int_equal(v[0].severity, cases[i].sev);
+		}
+	}
+	detect_state_free(st);
+}
+
+/* exec.masquerade: a daemon's name as comm or argv[0], or renamed to one. */
+static void test_exec_masquerade(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_int_equal(feed_as(st, 1, SEC, 3, 5, 1, "sshd", "t", "proc.exec",
+				 "{\"path\":\"/workspace/sshd\",\"argv\":[\"sshd\"]}", v),
+			 1);
+	assert_string_equal(v[0].rule, "exec.masquerade");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(feed_as(st, 2, SEC, 3, 5, 1, "sleep", "t", "proc.exec",
+				 "{\"path\":\"/bin/sleep\",\"argv\":[\"[kworker/0:1]\",\"9\"]}", v),
+			 1);
+	assert_int_equal(feed_as(st, 3, SEC, 3, 5, 1, "sleep", "t", "proc.exec",
+				 "{\"path\":\"/bin/sleep\",\"argv\":[\"kworker/0:1\",\"9\"]}", v),
+			 1);
+	assert_int_equal(feed_as(st, 4, SEC, 3, 5, 1, "python3", "t", "proc.exec",
+				 "{\"path\":\"/usr/bin/python3\",\"argv\":[\"python3\",\"-m\"]}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 5, SEC, 3, 5, 1, "python3.11", "t", "proc.rename",
+				 "{\"old_comm\":\"python3.11\",\"new_comm\":\"systemd-journal\","
+				 "\"exe\":\"python3.11\"}",
+				 v),
+			 1);
+	assert_string_equal(v[0].rule, "exec.masquerade");
+	assert_int_equal(feed_as(st, 6, SEC, 3, 5, 1, "python3.11", "t", "proc.rename",
+				 "{\"old_comm\":\"python3.11\",\"new_comm\":\"pool-1\","
+				 "\"exe\":\"python3.11\"}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 7, SEC, 3, 5, 1, "sshd", "t", "proc.rename",
+				 "{\"old_comm\":\"sshd\",\"new_comm\":\"sshd\",\"exe\":\"sshd\"}",
+				 v),
+			 0);
+	detect_state_free(st);
+}
+
+static const char loader_policy[] =
+	"{\"version\": 1, \"name\": \"l\", \"sandbox\": {\"env\": {\"LANG\": \"C\"}},"
+	" \"tools\": {"
+	"  \"run_tests\": {\"env\": {\"PYTHONPATH\": \"/workspace/.deps\"}, \"env_allow\": "
+	"[\"NODE_OPTIONS\"], \"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": "
+	"\"any\"}]},"
+	"  \"git\": {\"env\": {\"GIT_CONFIG_COUNT\": \"1\", \"GIT_CONFIG_KEY_0\": \"core.pager\","
+	" \"GIT_CONFIG_VALUE_0\": \"cat\"}, \"commands\": [{\"program\": \"/usr/bin/git\", "
+	"\"operands\": \"any\"}]},"
+	"  \"pip\": {\"commands\": [{\"program\": \"/usr/bin/python3\", \"operands\": \"any\"}]}}}";
+
+/* exec.loader-injection: a variable the policy does not start the tool with, not inherited, not
+ * set by an honest setter (git for git's children, a python's PYTHONPATH for a python). */
+static void test_loader_injection(void **state)
+{
+	struct detect_config c;
+	struct detect_state *st = NULL;
+	struct policy *p = fixture_policy("l.json", loader_policy);
+	struct detect_verdict v[4];
+
+	detect_config_defaults(&c);
+	assert_int_equal(detect_state_new(p, &c, &st), 0);
+	policy_free(p);
+	/* What the policy sets or lets through. */
+	assert_int_equal(feed_as(st, 1, SEC, 3, 10, 1, "python3", "run_tests", "proc.exec",
+				 "{\"path\":\"/usr/bin/python3\",\"loader_env\":\"PYTHONPATH,"
+				 "NODE_OPTIONS\",\"parent_exe\":\"firebreak\"}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 2, SEC, 3, 11, 1, "git", "git", "proc.exec",
+				 "{\"path\":\"/usr/bin/git\",\"loader_env\":\"GIT_CONFIG_COUNT\","
+				 "\"parent_exe\":\"firebreak\"}",
+				 v),
+			 0);
+	/* git's own children; the same variable set by a shell. */
+	assert_int_equal(feed_as(st, 3, SEC, 3, 12, 11, "ssh", "git", "proc.exec",
+				 "{\"path\":\"/usr/bin/ssh\",\"loader_env\":\"GIT_CONFIG_COUNT,"
+				 "GIT_EXEC_PATH,GIT_SSH_COMMAND\",\"parent_exe\":\"git\"}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 4, SEC, 3, 13, 14, "git", "git", "proc.exec",
+				 "{\"path\":\"/usr/bin/git\",\"loader_env\":\"GIT_CONFIG_COUNT,"
+				 "GIT_SSH_COMMAND\",\"parent_exe\":\"bash\"}",
+				 v),
+			 1);
+	assert_string_equal(v[0].rule, "exec.loader-injection");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_non_null(strstr(v[0].reason, "GIT_SSH_COMMAND"));
+	assert_null(strstr(v[0].reason, "GIT_CONFIG_COUNT"));
+	/* pip's build isolation: a python puts PYTHONPATH on a python; a shell doing it counts. */
+	assert_int_equal(feed_as(st, 5, SEC, 3, 20, 1, "python3", "pip", "proc.exec",
+				 "{\"path\":\"/usr/bin/python3\",\"loader_env\":\"PYTHONPATH\","
+				 "\"parent_exe\":\"python3.11\"}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 6, SEC, 3, 21, 1, "python3", "pip", "proc.exec",
+				 "{\"path\":\"/usr/bin/python3\",\"loader_env\":\"PYTHONPATH\","
+				 "\"parent_exe\":\"bash\"}",
+				 v),
+			 1);
+	/* LD_PRELOAD: flagged where it is set, not again in the child that inherits it. */
+	assert_int_equal(feed_as(st, 7, SEC, 3, 30, 1, "true", "pip", "proc.exec",
+				 "{\"path\":\"/bin/true\",\"loader_env\":\"LD_PRELOAD\","
+				 "\"parent_exe\":\"python3.11\"}",
+				 v),
+			 1);
+	assert_non_null(strstr(v[0].reason, "LD_PRELOAD"));
+	assert_int_equal(feed_as(st, 8, SEC, 3, 31, 30, "cat", "pip", "proc.exec",
+				 "{\"path\":\"/bin/cat\",\"loader_env\":\"LD_PRELOAD\","
+				 "\"parent_exe\":\"true\"}",
+				 v),
+			 0);
+	/* A re-exec in the same process (env LD_AUDIT=x prog): the setter is the previous image. */
+	assert_int_equal(feed_as(st, 9, SEC, 3, 40, 1, "env", "pip", "proc.exec",
+				 "{\"path\":\"/usr/bin/env\",\"loader_env\":\"\",\"parent_exe\":"
+				 "\"python3.11\"}",
+				 v),
+			 0);
+	assert_int_equal(feed_as(st, 10, SEC, 3, 40, 1, "ls", "pip", "proc.exec",
+				 "{\"path\":\"/bin/ls\",\"loader_env\":\"LD_AUDIT\",\"parent_exe\":"
+				 "\"python3.11\"}",
+				 v),
+			 1);
+	assert_non_null(strstr(v[0].reason, "set by env"));
+	/* An environment padded past what the tracer reads. */
+	assert_int_equal(
+		feed_as(st, 11, SEC, 3, 41, 1, "ls", "pip", "proc.exec",
+			"{\"path\":\"/bin/ls\",\"loader_env\":\"\",\"env_truncated\":true}", v),
+		1);
+	assert_non_null(strstr(v[0].reason, "more than 256"));
+	detect_state_free(st);
+}
+
 /* The escape hooks' events: each fires critical; the sandbox's own unix socket and a path that
  * merely mentions the flag's name inside its (escaped) text do not. */
 static void test_escape_indicators(void **state)
@@ -629,6 +934,12 @@ int main(void)
 		cmocka_unit_test(test_dns_tunnel_many_names_and_txt_bursts),
 		cmocka_unit_test(test_dns_thresholds_come_from_the_policy),
 		cmocka_unit_test(test_dns_to_the_gate_is_not_out_of_scope),
+		cmocka_unit_test(test_signal_beyond_step),
+		cmocka_unit_test(test_unexpected_listener),
+		cmocka_unit_test(test_reverse_shell),
+		cmocka_unit_test(test_exec_drift),
+		cmocka_unit_test(test_exec_masquerade),
+		cmocka_unit_test(test_loader_injection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -561,6 +561,34 @@ static void test_describe_other_event_names_source_kind_pid_and_fields(void **st
 	event_clear(&ev);
 }
 
+static void test_describe_senses_in_words(void **state)
+{
+	static const char sig[] = "{\"signal_name\":\"SIGTERM\",\"target_comm\":\"sleep\","
+				  "\"target_pid\":9,\"where\":\"other-step\",\"result\":"
+				  "\"delivered\"}";
+	static const char acc[] = "{\"address\":\"127.0.0.1\",\"port\":80,\"peer_address\":"
+				  "\"10.0.0.2\",\"peer_port\":4000}";
+	struct event ev;
+	char buf[256];
+
+	event_init(&ev);
+	ev.source = EVENT_SOURCE_EBPF;
+	strcpy(ev.kind, "signal.sent");
+	ev.pid = 5;
+	strcpy(ev.comm, "bash");
+	assert_int_equal(event_set_fields_text(&ev, sig, strlen(sig)), 0);
+	event_describe(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "signal SIGTERM to sleep (pid 9), other-step: delivered by pid 5 "
+				 "(bash)");
+	event_clear(&ev);
+	event_init(&ev);
+	strcpy(ev.kind, "net.accept");
+	assert_int_equal(event_set_fields_text(&ev, acc, strlen(acc)), 0);
+	event_describe(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "accept on 127.0.0.1:80 from 10.0.0.2:4000");
+	event_clear(&ev);
+}
+
 /* An event whose fields are text (as a collector or the store gives them). */
 static struct event with_fields(const char *text)
 {
@@ -664,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_describe_coerced_end_names_reason_and_exit_code),
 		cmocka_unit_test(test_describe_truncates_to_the_buffer),
 		cmocka_unit_test(test_describe_other_event_names_source_kind_pid_and_fields),
+		cmocka_unit_test(test_describe_senses_in_words),
 		cmocka_unit_test(test_field_readers_are_typed_and_top_level),
 		cmocka_unit_test(test_field_readers_skip_what_only_looks_like_the_key),
 		cmocka_unit_test(test_field_strings_are_decoded_and_cut),

