@@ -34,14 +34,14 @@ static size_t tripwire(const struct event *ev, struct detect_verdict *out)
 {
 	char path[256], lure[16], op[16];
 
+	if (!event_field_str(ev, "op", op, sizeof(op)))
+		strscpy(op, sizeof(op), "open");
 	if (!event_field_true(ev, "refused"))
 		return 0; /* a read of a tunable or a cgroup file: recorded */
 	if (!event_field_str(ev, "path", path, sizeof(path)))
 		strscpy(path, sizeof(path), "?");
 	if (!event_field_str(ev, "lure", lure, sizeof(lure)))
 		strscpy(lure, sizeof(lure), "?");
-	if (!event_field_str(ev, "op", op, sizeof(op)))
-		strscpy(op, sizeof(op), "open");
 	detect_verdict_init(out, ev, RULE_ESCAPE_TRIPWIRE, DETECT_CRITICAL);
 	snprintf(out->reason, sizeof(out->reason), "%s of the %s %.160s refused (a tripwire)", op,
 		 strcmp(lure, "device") == 0   ? "device"

@@ -36,7 +36,14 @@ struct lure_mark {
 
 struct lure_events {
 	struct collector_env env;
-	int fd; /* the fanotify group */
+	/*
+	 * Two groups. held: the tripwires' opens, each waiting for an answer. Its queue is
+	 * unlimited: an overflowing group lets a permission event through unanswered, and each
+	 * pending one holds its thread, so the sandbox's pids cap bounds it. seen: the decoys' open
+	 * notifications, whose queue keeps the kernel's limit; an overflow there is a loss,
+	 * counted and stored for every watched sandbox.
+	 */
+	int held, seen;
 	struct lure_mark *marks;
 	size_t n_marks, cap;
 	uint64_t marked;	/* lures marked, over all sandboxes */
@@ -58,17 +65,12 @@ static const struct lure_mark *find_mark(const struct lure_events *le, dev_t dev
 	return NULL;
 }
 
-/* Decoys are watched for opens; tripwires hold every open for an answer, and report changes. */
-static uint64_t lure_mask(const struct lure *l)
+/* Decoys are watched for opens; tripwires hold every open for an answer. */
+static int mark_lure(struct lure_events *le, const struct lure *l, const char *path)
 {
-	switch (l->kind) {
-	case LURE_DECOY:
-		return FAN_OPEN;
-	case LURE_DEVICE:
-		return FAN_OPEN_PERM;
-	default:
-		return FAN_OPEN_PERM | FAN_MODIFY;
-	}
+	if (l->kind == LURE_DECOY)
+		return fanotify_mark(le->seen, FAN_MARK_ADD, FAN_OPEN, AT_FDCWD, path);
+	return fanotify_mark(le->held, FAN_MARK_ADD, FAN_OPEN_PERM, AT_FDCWD, path);
 }
 
 /*
@@ -133,8 +135,7 @@ static void mark_one(struct lure_events *le, const char *sandbox, pid_t init, co
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (sf.f_type != TMPFS_MAGIC || !S_ISREG(st.st_mode) ||
-	    fanotify_mark(le->fd, FAN_MARK_ADD, lure_mask(l), AT_FDCWD, path) < 0 ||
+	if (sf.f_type != TMPFS_MAGIC || !S_ISREG(st.st_mode) || mark_lure(le, l, path) < 0 ||
 	    remember(le, &st, sandbox, l) < 0)
 		goto failed;
 	close(fd);
@@ -210,7 +211,8 @@ static void read_comm(pid_t tid, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* What one event was: op "open" (a decoy), "read" or "write" (held opens), "modify". */
+/* What one event was: op "open" (a decoy, or a held open whose flags were unreadable), "read",
+ * "write". */
 struct lure_touch {
 	const struct lure_mark *mark;
 	pid_t tid;
@@ -257,10 +259,32 @@ static void answer(struct lure_events *le, const struct fanotify_event_metadata 
 		!t->mark || t->mark->lure->kind == LURE_DEVICE || !known || lure_flags_write(flags);
 	t->op = !known ? "open" : lure_flags_write(flags) ? "write" : "read";
 	resp.response = t->refused ? FAN_DENY : FAN_ALLOW;
-	if (write(le->fd, &resp, sizeof(resp)) != (ssize_t)sizeof(resp))
+	if (write(le->held, &resp, sizeof(resp)) != (ssize_t)sizeof(resp))
 		le->answer_errors++;
 	if (t->refused)
 		le->refused++;
+}
+
+/* Notifications were lost, of which sandbox is not known: each watched one was partly unseen. */
+static void report_overflow(struct lure_events *le)
+{
+	const int64_t now = time_now_ns();
+
+	for (size_t i = 0; i < le->n_marks; i++) {
+		struct store_sandbox *sb = registry_find(le->env.registry, le->marks[i].sandbox);
+		struct writer_op op;
+		size_t j;
+
+		for (j = 0; j < i && strcmp(le->marks[j].sandbox, le->marks[i].sandbox) != 0; j++)
+			;
+		if (j < i || !sb || !registry_live(sb))
+			continue; /* once per sandbox */
+		writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+				  "monitor.loss");
+		sink_submit_event(
+			le->env.sink, &op,
+			json_pack("{s:s}", "stage", "fanotify queue (lure notifications)"));
+	}
 }
 
 static void on_event(struct lure_events *le, const struct fanotify_event_metadata *m)
@@ -270,14 +294,13 @@ static void on_event(struct lure_events *le, const struct fanotify_event_metadat
 
 	if (m->mask & FAN_Q_OVERFLOW) {
 		le->overflows++;
+		report_overflow(le);
 		return;
 	}
 	if (m->fd >= 0 && fstat(m->fd, &st) == 0)
 		t.mark = find_mark(le, st.st_dev, st.st_ino);
 	if (m->mask & FAN_OPEN_PERM)
 		answer(le, m, &t);
-	else if (m->mask & FAN_MODIFY)
-		t.op = "modify";
 	if (t.mark)
 		record(le, &t);
 	else
@@ -328,6 +351,40 @@ static const struct counter_def counters[] = {
 	  COUNTER_AT(struct lure_events, answer_errors) },
 };
 
+static void close_group(struct lure_events *le, int *fd)
+{
+	if (*fd < 0)
+		return;
+	loop_remove(le->env.loop, *fd);
+	close(*fd);
+	*fd = -1;
+}
+
+static void close_groups(struct lure_events *le)
+{
+	close_group(le, &le->held);
+	close_group(le, &le->seen);
+}
+
+/* FAN_REPORT_TID: the opener's thread, whose /proc/TID/syscall shows its open call. */
+static int open_groups(struct lure_events *le)
+{
+	const unsigned common = FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID;
+	const unsigned fflags = O_RDONLY | O_CLOEXEC | O_LARGEFILE;
+	int r;
+
+	le->held = fanotify_init(FAN_CLASS_CONTENT | FAN_UNLIMITED_QUEUE | common, fflags);
+	if (le->held < 0)
+		return log_errno(-errno, "fanotify_init (the lures' held opens)");
+	le->seen = fanotify_init(FAN_CLASS_NOTIF | common, fflags);
+	if (le->seen < 0)
+		return log_errno(-errno, "fanotify_init (the lures' notifications)");
+	if ((r = loop_add(le->env.loop, le->held, EPOLLIN, on_ready, le)) < 0 ||
+	    (r = loop_add(le->env.loop, le->seen, EPOLLIN, on_ready, le)) < 0)
+		return r;
+	return 0;
+}
+
 int lure_events_new(const struct collector_env *env, struct lure_events **ret)
 {
 	struct lure_events *le = calloc(1, sizeof(*le));
@@ -338,18 +395,10 @@ int lure_events_new(const struct collector_env *env, struct lure_events **ret)
 	if (!le)
 		return -ENOMEM;
 	le->env = *env;
-	/* FAN_REPORT_TID: the opener's thread, whose /proc/TID/syscall shows its open call. */
-	le->fd = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_TID,
-			       O_RDONLY | O_CLOEXEC | O_LARGEFILE);
-	if (le->fd < 0) {
-		r = log_errno(-errno, "fanotify_init (the lures)");
-		free(le);
-		return r;
-	}
-	if ((r = loop_add(env->loop, le->fd, EPOLLIN, on_ready, le)) < 0 ||
+	le->held = le->seen = -1;
+	if ((r = open_groups(le)) < 0 ||
 	    (r = counters_add(env->counters, "lure", counters, ARRAY_SIZE(counters), le)) < 0) {
-		loop_remove(env->loop, le->fd);
-		close(le->fd);
+		close_groups(le);
 		free(le);
 		return r;
 	}
@@ -365,8 +414,7 @@ void lure_events_free(struct lure_events *le)
 	if (!le)
 		return;
 	counters_remove(le->env.counters, le);
-	loop_remove(le->env.loop, le->fd);
-	close(le->fd); /* held opens are let through: the tripwires are plain files */
+	close_groups(le); /* held opens are let through: the tripwires are plain files */
 	free(le->marks);
 	free(le);
 }

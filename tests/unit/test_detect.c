@@ -682,6 +682,7 @@ static void test_lure_rules(void **state)
 	assert_string_equal(v[0].rule, "escape.tripwire");
 	assert_int_equal(v[0].severity, DETECT_CRITICAL);
 	assert_non_null(strstr(v[0].reason, "kernel tunable /proc/sys/kernel/core_pattern"));
+
 	assert_int_equal(
 		feed(st, 3, SEC, "t", "lure.decoy",
 		     "{\"path\":\"/home/agent/.netrc\",\"lure\":\"decoy\",\"op\":\"open\"}", v),
