@@ -22,6 +22,7 @@ enum event_source {
 	EVENT_SOURCE_NFLOG,    /* denied packets at the gate */
 	EVENT_SOURCE_DETECTOR, /* verdicts */
 	EVENT_SOURCE_MONITOR,  /* the monitor about itself: loss, gaps, actions */
+	EVENT_SOURCE_FANOTIFY, /* file activity on the sandbox's mounts */
 	_EVENT_SOURCE_MAX,
 };
 

@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "policies.h"
 #include "records.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
@@ -89,6 +90,7 @@ static int take_name(struct daemon *d, const struct adopt_watch *w, const char *
 		log_errno(r, "watch %s as %s", w->cgroup, w->name);
 		return *why = "the cgroup could not be traced", r;
 	}
+	file_events_watch(d->files, sb); /* nothing to mark: its processes use the host's mounts */
 	*ret = sb;
 	return 0;
 }
@@ -150,6 +152,7 @@ static void release(struct daemon *d, struct store_sandbox *sb, const char *stat
 {
 	syscall_events_set(d->syscalls, sb, 0);
 	proc_events_unwatch(d->proc, sb);
+	file_events_unwatch(d->files, sb);
 	strcpy(sb->state, state); /* before its detectors go: its last events find none */
 	sb->updated_ts = time_now_ns();
 	verdicts_forget(d, sb->name);

@@ -13,6 +13,7 @@
 #include "records.h"
 #include "macro.h"
 #include "collectors/nflog/nflog-events.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
@@ -135,10 +136,12 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup) {
 		proc_events_watch(d->proc, sb);
+		file_events_watch(d->files, sb);
 		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
 	} else if (strcmp(state, "destroyed") == 0) {
 		syscall_events_set(d->syscalls, sb, 0);
 		proc_events_unwatch(d->proc, sb);
+		file_events_unwatch(d->files, sb);
 		verdicts_forget(d, sb->name);
 	}
 	if (hash)
@@ -198,6 +201,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			 * attribute them before its cgroup is forgotten. */
 			proc_events_drain(d->proc);
 			syscall_events_drain(d->syscalls);
+			file_events_step_end(d->files, wop.ev.sandbox);
 			exec_scope_end(d, wop.ev.sandbox, wop.ev.step);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
 		}

@@ -25,6 +25,7 @@ struct http_core;
 struct metrics;
 struct nflog_events;
 struct proc_events;
+struct file_events;
 struct resumed_steps;
 struct seccomp_events;
 struct syscall_events;
@@ -51,6 +52,7 @@ struct daemon {
 	 */
 	struct cgroup_collector *cgroup_stats;
 	struct proc_events *proc;
+	struct file_events *files;
 	struct seccomp_events *seccomp;
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;

@@ -21,6 +21,7 @@
 #include "collectors/collector.h"
 #include "counters.h"
 #include "daemon.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/seccomp/seccomp-events.h"
@@ -331,6 +332,8 @@ static int start_collectors(struct daemon *d)
 		log_errno(
 			r,
 			"the audit stream could not be read: no seccomp refusals will be recorded");
+	if ((r = file_events_new(&env, &d->files)) < 0)
+		log_errno(r, "fanotify did not start: no file events will be recorded");
 	if ((r = cgroup_collector_new(&env, &d->cgroup_stats)) < 0)
 		return log_errno(r, "cgroup stats collector");
 	return 0;
@@ -572,6 +575,7 @@ static void stop_all(struct daemon *d)
 	syscall_events_free(d->syscalls);
 	exec_scope_stop(d);
 	proc_events_free(d->proc);
+	file_events_free(d->files);
 	seccomp_events_free(d->seccomp);
 	nflog_events_free(d->nflog);
 	http_stop(d);
