@@ -8,7 +8,9 @@
 #define DETECT_TOOLS_MAX 128
 #define DETECT_PROGRAMS_MAX 16 /* per tool: its commands' programs and its children */
 #define DETECT_STEPS_MAX 16    /* running steps whose gate-approved program is remembered */
-#define DETECT_DENIALS_MAX 64  /* refused attempts remembered for the burst and scan rules */
+#define DETECT_DENIALS_MAX 64
+#define DETECT_FILE_STEPS 8 /* steps whose start and credential opens the file rules keep */
+#define DETECT_CRED_DIRS 4  /* refused attempts remembered for the burst and scan rules */
 
 struct detect_denial {
 	int64_t ts;
@@ -54,6 +56,17 @@ struct detect_state {
 	/* CPU: where the current window started (ts, throttled us); saturated was reported. */
 	int64_t cpu_ts, cpu_throttled;
 	int cpu_saturated;
+	/* The file rules (rules-file.c): where each recent step began, credential files per step.
+	 */
+	struct detect_file_step {
+		int64_t step, first_ts;
+		unsigned creds;			 /* credential-location files opened */
+		char dirs[DETECT_CRED_DIRS][96]; /* their distinct directories */
+		unsigned n_dirs;
+		int hunt_reported;
+	} file_steps[DETECT_FILE_STEPS];
+	size_t file_steps_next;
+	char persist_last[128]; /* the last persistence path reported, so a write is one verdict */
 };
 
 /* Fills v's common fields from ev. */
@@ -64,6 +77,8 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 size_t detect_rules_net(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
 			size_t max);
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
+size_t detect_rules_file(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
 size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 			     struct detect_verdict *out, size_t max);

@@ -167,6 +167,7 @@ static size_t (*const rule_classes[])(struct detect_state *st, const struct even
 				      struct detect_verdict *out, size_t max) = {
 	detect_rules_net,
 	detect_rules_host,
+	detect_rules_file,
 	detect_rules_behavior,
 };
 

@@ -127,7 +127,12 @@ struct policy_detectors {
 	X(BEHAVIOR_STEP_OUTLIVED, "behavior.step-outlived")                                        \
 	X(ESCAPE_SYSCTL_WRITE, "escape.sysctl-write")                                              \
 	X(ESCAPE_CGROUP_WRITE, "escape.cgroup-write")                                              \
-	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")
+	X(ESCAPE_MONITOR_SOCKET, "escape.monitor-socket")                                          \
+	X(FILE_CREDENTIAL_HUNT, "file.credential-hunt")                                            \
+	X(FILE_PERSISTENCE, "file.persistence")                                                    \
+	X(FILE_ANTI_FORENSICS, "file.anti-forensics")                                              \
+	X(FILE_SENSITIVE_READ, "file.sensitive-read")                                              \
+	X(FILE_SETUID, "file.setuid")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -134,27 +134,34 @@ static int attribute(struct file_events *fe, struct file_watch *w, const struct 
 	return 1;
 }
 
-/*
- * Whether an attribute change with an mtime older than its ctime rewrote the mtime, or only
- * changed something else of a file whose mtime was rewritten before (tar x, then chmod): the
- * watch remembers the mtimes it reported, by inode (forgotten all at once when full).
- */
-static int mtime_rewritten(struct file_watch *w, const struct statx *st)
+static int64_t ns_of(const struct statx_timestamp *t)
 {
-	char key[48];
-	int64_t m = st->stx_mtime.tv_sec * NSEC_PER_SEC + st->stx_mtime.tv_nsec;
-	int64_t c = st->stx_ctime.tv_sec * NSEC_PER_SEC + st->stx_ctime.tv_nsec;
-	struct file_mtime *e;
+	return t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
+}
 
-	if (m + UTIMES_SLACK_NS >= c)
-		return 0;
-	snprintf(key, sizeof(key), "%u:%u:%llu", st->stx_dev_major, st->stx_dev_minor,
+static void mtime_key(const struct statx *st, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u:%u:%llu", st->stx_dev_major, st->stx_dev_minor,
 		 (unsigned long long)st->stx_ino);
+}
+
+/*
+ * Remembers the mtime a create or a write left (one near the change time: a write's), by inode,
+ * so that an attribute change can tell whether it was the mtime that changed. Forgotten all at
+ * once when the table is full.
+ */
+static void mtime_note(struct file_watch *w, const struct statx *st)
+{
+	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
+	struct file_mtime *e;
+	char key[48];
+
+	if (!S_ISREG(st->stx_mode) || m + UTIMES_SLACK_NS < c)
+		return;
+	mtime_key(st, key, sizeof(key));
 	if ((e = hashmap_get(w->mtimes, key))) {
-		if (e->mtime == m)
-			return 0;
 		e->mtime = m;
-		return 1;
+		return;
 	}
 	if (hashmap_size(w->mtimes) >= FILE_MTIMES_MAX)
 		file_mtimes_clear(w);
@@ -164,6 +171,25 @@ static int mtime_rewritten(struct file_watch *w, const struct statx *st)
 		if (hashmap_put(w->mtimes, e->key, e) < 0)
 			free(e);
 	}
+}
+
+/*
+ * Whether an attribute change set the mtime back: older than the change time, and not the mtime
+ * the file had (a chmod of a file tar made with an old mtime is no rewrite). A file the watch
+ * never saw written is not judged (fanotify does not say which attribute changed).
+ */
+static int mtime_rewritten(struct file_watch *w, const struct statx *st)
+{
+	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
+	struct file_mtime *e;
+	char key[48];
+
+	if (m + UTIMES_SLACK_NS >= c)
+		return 0;
+	mtime_key(st, key, sizeof(key));
+	if (!(e = hashmap_get(w->mtimes, key)) || e->mtime == m)
+		return 0;
+	e->mtime = m;
 	return 1;
 }
 
@@ -192,11 +218,6 @@ static const char *op_kind(struct file_watch *w, const struct file_note *note,
 	default:
 		return NULL;
 	}
-}
-
-static int64_t ns_of(const struct statx_timestamp *t)
-{
-	return t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
 }
 
 /* What a create or attribute change made: the object's mode, owner, times. */
@@ -323,6 +344,8 @@ void file_emit_note(const struct file_note *note, void *data)
 	have_st = stat_note(note, &st);
 	if (!(kind = op_kind(w, note, &st, have_st)))
 		return;
+	if (have_st && (note->op == FILE_OP_CREATE || note->op == FILE_OP_WRITE))
+		mtime_note(w, &st);
 	if (!sensitive(note, &a, &peeked) && note->op != FILE_OP_EXEC &&
 	    !(have_st && (st.stx_mode & (S_ISUID | S_ISGID)) && note->op == FILE_OP_ATTRIB) &&
 	    !aggregate(fe, &a, kind, note->path[0] ? note->path : note->path2, now))

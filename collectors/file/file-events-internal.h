@@ -36,7 +36,7 @@ struct file_mtime {
 	int64_t mtime;
 };
 
-#define FILE_MTIMES_MAX 65536
+#define FILE_MTIMES_MAX 32768
 
 /* Forgets w's mtimes. */
 void file_mtimes_clear(struct file_watch *w);
