@@ -71,8 +71,7 @@ static size_t credential_hunt(struct detect_state *st, const struct event *ev,
 	s->hunt_reported = 1;
 	detect_verdict_init(out, ev, RULE_FILE_CREDENTIAL_HUNT, DETECT_HIGH);
 	snprintf(out->reason, sizeof(out->reason),
-		 "credential files opened in one step: %u, in %u directories", s->creds,
-		 s->n_dirs);
+		 "credential files opened in one step: %u, in %u directories", s->creds, s->n_dirs);
 	return 1;
 }
 
@@ -98,7 +97,7 @@ static size_t persistence(struct detect_state *st, const struct event *ev,
 	strscpy(st->persist_last, sizeof(st->persist_last), path);
 	detect_verdict_init(out, ev, RULE_FILE_PERSISTENCE, DETECT_HIGH);
 	snprintf(out->reason, sizeof(out->reason), "a %s written: %.160s",
-		 c & FILEPATH_SHELL_RC	     ? "shell start-up file"
+		 c & FILEPATH_SHELL_RC	    ? "shell start-up file"
 		 : c & FILEPATH_PYTHON_HOOK ? "Python start-up hook"
 		 : c & FILEPATH_GIT_HOOK    ? "git hook"
 					    : "crontab",

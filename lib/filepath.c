@@ -52,9 +52,11 @@ static unsigned credential(const char *path, const char *base)
 	 * above. */
 	if (in_list(base, names, ARRAY_SIZE(names)) || strncmp(base, ".env.", 5) == 0)
 		return FILEPATH_CREDENTIAL;
-	if (fnmatch("*.pem", base, 0) == 0 || fnmatch("id_rsa*", base, 0) == 0 ||
-	    fnmatch("id_dsa*", base, 0) == 0 || fnmatch("id_ecdsa*", base, 0) == 0 ||
-	    fnmatch("id_ed25519*", base, 0) == 0)
+	/* A CA bundle vendored in a package (pip's certifi) is no one's key. */
+	if (fnmatch("*.pem", base, 0) == 0 && !strstr(path, "-packages/"))
+		return FILEPATH_CREDENTIAL;
+	if (fnmatch("id_rsa*", base, 0) == 0 || fnmatch("id_dsa*", base, 0) == 0 ||
+	    fnmatch("id_ecdsa*", base, 0) == 0 || fnmatch("id_ed25519*", base, 0) == 0)
 		return FILEPATH_CREDENTIAL;
 	return 0;
 }
