@@ -74,7 +74,8 @@ static void test_a_step_and_directory_summarise_exactly(void **state)
 	(void)state;
 	assert_int_equal(file_agg_new(&a), 0);
 	for (int i = 0; i < 10000; i++)
-		single += (unsigned)file_agg_add(a, "s", 4, "t", "file.open", "/w/site-packages", i);
+		single +=
+			(unsigned)file_agg_add(a, "s", 4, "t", "file.open", "/w/site-packages", i);
 	assert_int_equal(single, FILE_AGG_INDIVIDUAL);
 	assert_int_equal(file_agg_pending(a), 10000 - FILE_AGG_INDIVIDUAL);
 	/* Another step, another kind or another directory starts its own budget. */
