@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "counters.h"
 #include "event.h"
 #include "file-agg.h"
@@ -315,7 +316,7 @@ int file_events_watch(struct file_events *fe, const struct store_sandbox *sb)
 	int r;
 
 	/* An adopted cgroup's processes share the host's mounts: nothing of its own to mark. */
-	if (!fe || registry_adopted(sb) || find(fe, sb->name))
+	if (!fe || !fe->env.cfg->file_events || registry_adopted(sb) || find(fe, sb->name))
 		return 0;
 	if ((r = collector_sandbox_init(fe->env.cfg, sb, &init)) < 0 ||
 	    !collector_sandbox_init_alive(sb, init)) {
