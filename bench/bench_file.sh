@@ -11,7 +11,7 @@
 #
 # A round runs every workload once with the collector on and once off (the daemon restarted with
 # the other setting; the phase order alternates, round 0 is a warm-up). Then, with it on, a flood
-# of BF_FLOOD opens of 4,000 files inside the sandbox: file events per second the collector took
+# of BF_FLOOD opens of as many distinct files inside the sandbox: file events per second the collector took
 # in, and whether every one is accounted for (individual events + summary counts = the opens).
 # Its sandbox is named bf-PID; the EXIT trap destroys it, stops firebreakd, removes $T.
 set -u
@@ -21,7 +21,7 @@ REPS=${1:-5}
 N_OPEN=${BF_OPEN_N:-500000}
 N_FORK=${BF_FORK_N:-2000}
 N_FILES=${BF_FILES:-3000}
-N_FLOOD=${BF_FLOOD:-200000}
+N_FLOOD=${BF_FLOOD:-50000}
 SB=bf-$$
 LDSO=/lib64/ld-linux-x86-64.so.2
 GCC_SRC=lib/cgroup.c
@@ -98,7 +98,7 @@ for r in $(seq 0 "$REPS"); do
 	echo "  round $r done ($(($(date +%s) - START)) s)" >&2
 done
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.0f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "bench_file: $REPS rounds; ratio = median with the collector on / median with it off (range of per-round ratios)"
 printf '%-10s %-10s %12s %12s %7s  %s\n' where workload "off (ms)" "on (ms)" ratio range
 for where in host sb; do
@@ -134,5 +134,5 @@ for e in map(json.loads, sys.stdin):
         n += f["count"]
 print(n)')
 echo "flood: $N_FLOOD opens in $(echo "$ns / 1000000" | bc) ms inside the sandbox: $((h2 - h0)) file events taken in," \
-	"$(echo "($h2 - $h0) / ($ns / 1000000000)" | bc) per second; lost (counted) $((l2 - l0));" \
+	"$(echo "($h2 - $h0) * 1000000000 / $ns" | bc) per second; lost (counted) $((l2 - l0));" \
 	"opens of the flood's files accounted for: $accounted of $N_FLOOD, unaccounted $((N_FLOOD - accounted))"

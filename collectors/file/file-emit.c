@@ -79,8 +79,8 @@ static struct file_pid *lookup_pid(struct file_events *fe, const struct file_not
 	for (unsigned i = 0; i < fe->n_pids; i++)
 		if (fe->pids[i].pid == note->pid)
 			return &fe->pids[i];
-	if (note->pidfd < 0)
-		return NULL;
+	if (note->pidfd < 0 && note->pidfd != FILE_NO_PIDFD)
+		return NULL; /* gone before the event was read */
 	if (fe->n_pids == FILE_PID_CACHE)
 		fe->n_pids = 0;
 	p = &fe->pids[fe->n_pids];
@@ -91,7 +91,7 @@ static struct file_pid *lookup_pid(struct file_events *fe, const struct file_not
 	p->nspid = read_nspid(note->pid);
 	read_comm(note->pid, p->comm, sizeof(p->comm));
 	/* Still there after the reads: the pid was not reused meanwhile. */
-	if (syscall(SYS_pidfd_send_signal, note->pidfd, 0, NULL, 0) < 0)
+	if (note->pidfd >= 0 && syscall(SYS_pidfd_send_signal, note->pidfd, 0, NULL, 0) < 0)
 		return NULL;
 	fe->n_pids++;
 	return p;
@@ -293,6 +293,8 @@ static int stat_note(const struct file_note *note, struct statx *st)
 {
 	unsigned mask = STATX_BASIC_STATS | STATX_BTIME;
 
+	if (note->op != FILE_OP_CREATE && note->op != FILE_OP_ATTRIB && note->op != FILE_OP_WRITE)
+		return 0; /* nothing of a read, an exec, a delete or a rename needs it */
 	if (note->fd >= 0)
 		return statx(note->fd, "", AT_EMPTY_PATH, mask, st) == 0;
 	if (note->dirfd >= 0 && note->name && note->op != FILE_OP_DELETE)

@@ -10,6 +10,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "hashmap.h"
 #include "macro.h"
 
 #ifndef FAN_REPORT_PIDFD
@@ -26,10 +27,11 @@ struct fanotify_event_info_pidfd {
 #define FAN_EVENT_INFO_TYPE_NEW_DFID_NAME 12
 #endif
 
-/* The closes and exec opens the first group asks for; the dirent events of the second. */
+/* Closes and exec opens; what the file system group also asks for: the directory entries. */
 #define MASK_ACCESS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_OPEN_EXEC)
-#define MASK_DIRENT (FAN_CREATE | FAN_DELETE | FAN_ATTRIB | FAN_ONDIR)
-#define FS_MAX 8 /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
+#define MASK_DIRENT (MASK_ACCESS | FAN_CREATE | FAN_DELETE | FAN_ATTRIB | FAN_ONDIR)
+#define DIRS_MAX 512 /* directories whose path and descriptor are kept, per sandbox */
+#define FS_MAX 8     /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
 #define READ_BUF 65536
 
 struct fs_slot {
@@ -42,8 +44,11 @@ struct file_notify {
 	uint64_t rename_mask;	    /* FAN_RENAME, or FAN_MOVED_FROM|FAN_MOVED_TO where refused */
 	struct fs_slot fs[FS_MAX];
 	int n_fs;
+	struct hashmap *dirs; /* handle (hex) -> struct dir_entry: resolved once, not per event */
 	char buf[READ_BUF] __attribute__((aligned(8)));
 };
+
+static void dirs_clear(struct file_notify *n);
 
 int file_notify_new(size_t queue_hint, struct file_notify **ret)
 {
@@ -53,14 +58,21 @@ int file_notify_new(size_t queue_hint, struct file_notify **ret)
 	(void)queue_hint; /* the kernel's default (16384 events per group) */
 	if (!n)
 		return -ENOMEM;
-	/* A pidfd proves the process is the one that acted (its pid may be reused later). */
-	n->fd[FILE_GROUP_ACCESS] =
-		fanotify_init(base | FAN_REPORT_PIDFD, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-	n->fd[FILE_GROUP_DIRENT] =
-		fanotify_init(base | FAN_REPORT_DFID_NAME | FAN_REPORT_FID | FAN_REPORT_PIDFD,
-			      O_RDONLY | O_CLOEXEC);
+	/*
+	 * The file system group reports handles, not descriptors: the kernel opens no file per
+	 * event, and a directory's path is resolved once (the cache below). No pidfd there either:
+	 * making one per event costs as much as the event (a pid reused between the event and its
+	 * read would be misattributed; pids are not reused that fast). /proc cannot report handles
+	 * that resolve, so its group gets descriptors, and pidfds (it is a trickle).
+	 */
+	n->fd[FILE_GROUP_FS] =
+		fanotify_init(base | FAN_REPORT_DFID_NAME | FAN_REPORT_FID, O_RDONLY | O_CLOEXEC);
 	n->fd[FILE_GROUP_PROC] =
 		fanotify_init(base | FAN_REPORT_PIDFD, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (hashmap_new(&n->dirs) < 0) {
+		file_notify_free(n);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < FILE_NOTIFY_GROUPS; i++) {
 		if (n->fd[i] < 0) {
 			int r = -errno;
@@ -83,6 +95,8 @@ void file_notify_free(struct file_notify *n)
 			close(n->fd[i]);
 	for (int i = 0; i < n->n_fs; i++)
 		close(n->fs[i].mount_fd);
+	dirs_clear(n);
+	hashmap_free(n->dirs);
 	free(n);
 }
 
@@ -99,13 +113,13 @@ static int mark_fs(struct file_notify *n, const char *path)
 
 	if (n->n_fs == FS_MAX)
 		return -ENOSPC;
-	if (fanotify_mark(n->fd[FILE_GROUP_DIRENT], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+	if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 			  MASK_DIRENT | n->rename_mask, AT_FDCWD, path) < 0) {
 		if (errno != EINVAL || n->rename_mask != FAN_RENAME)
 			return -errno;
 		/* No FAN_RENAME here: the two halves, each reported as a rename of one side. */
 		n->rename_mask = FAN_MOVED_FROM | FAN_MOVED_TO;
-		if (fanotify_mark(n->fd[FILE_GROUP_DIRENT], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+		if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 				  MASK_DIRENT | n->rename_mask, AT_FDCWD, path) < 0)
 			return -errno;
 	}
@@ -124,11 +138,12 @@ int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_sco
 {
 	if (access(path, F_OK) < 0)
 		return -errno;
-	int g = scope == FILE_MARK_FULL ? FILE_GROUP_ACCESS : FILE_GROUP_PROC;
-
-	if (fanotify_mark(n->fd[g], FAN_MARK_ADD | FAN_MARK_MOUNT, MASK_ACCESS, AT_FDCWD, path) < 0)
+	if (scope == FILE_MARK_FULL)
+		return mark_fs(n, path);
+	if (fanotify_mark(n->fd[FILE_GROUP_PROC], FAN_MARK_ADD | FAN_MARK_MOUNT, MASK_ACCESS,
+			  AT_FDCWD, path) < 0)
 		return -errno;
-	return scope == FILE_MARK_FULL ? mark_fs(n, path) : 0;
+	return 0;
 }
 
 /* The path of fd as its mount's namespace sees it (the sandbox's root: "/workspace/x"). */
@@ -167,24 +182,79 @@ static struct fs_slot *slot_of(struct file_notify *n, const __kernel_fsid_t *fsi
 	return NULL;
 }
 
-/* Opens the directory (or object) of a fid record; its path into buf, its name into *name. */
-static int open_fid(struct file_notify *n, const struct fanotify_event_info_fid *fid, char *buf,
-		    size_t size, const char **name)
+/* A resolved handle: its path as the sandbox sees it and a descriptor (O_PATH) to stat under. */
+struct dir_entry {
+	char key[2 * (sizeof(__kernel_fsid_t) + MAX_HANDLE_SZ) + 16];
+	char *path;
+	int fd;
+};
+
+static void dirs_clear(struct file_notify *n)
+{
+	size_t pos = 0;
+	struct dir_entry *e;
+
+	while (n->dirs && (e = hashmap_next(n->dirs, &pos))) {
+		close(e->fd);
+		free(e->path);
+		free(e);
+	}
+	hashmap_free(n->dirs);
+	n->dirs = NULL;
+	hashmap_new(&n->dirs);
+}
+
+static void handle_key(const struct fanotify_event_info_fid *fid, char *key, size_t size)
+{
+	const struct file_handle *fh = (const struct file_handle *)fid->handle;
+	const unsigned char *b = (const unsigned char *)&fid->fsid;
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(fid->fsid) && k + 3 < size; i++)
+		k += (size_t)snprintf(key + k, size - k, "%02x", b[i]);
+	k += (size_t)snprintf(key + k, size - k, ":%d:", fh->handle_type);
+	for (unsigned i = 0; i < fh->handle_bytes && i < MAX_HANDLE_SZ && k + 3 < size; i++)
+		k += (size_t)snprintf(key + k, size - k, "%02x", fh->f_handle[i]);
+}
+
+/*
+ * The directory (or object) of a fid record, resolved once and kept (a directory renamed or
+ * removed clears the cache: every path below it changed); its name into *name. The entry, or NULL.
+ */
+static struct dir_entry *open_fid(struct file_notify *n, const struct fanotify_event_info_fid *fid,
+				  const char **name)
 {
 	struct file_handle *fh = (struct file_handle *)fid->handle;
+	char key[sizeof(((struct dir_entry *)0)->key)], path[PATH_MAX];
 	struct fs_slot *s = slot_of(n, &fid->fsid);
+	struct dir_entry *e;
 	int fd;
 
 	*name = NULL;
 	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
 		*name = (const char *)fh->f_handle + fh->handle_bytes;
+	handle_key(fid, key, sizeof(key));
+	if ((e = hashmap_get(n->dirs, key)))
+		return e;
 	if (!s || (fd = open_by_handle_at(s->mount_fd, fh, O_PATH | O_CLOEXEC)) < 0)
-		return -ESTALE;
-	if (fd_path(fd, buf, size) < 0) {
+		return NULL;
+	if (fd_path(fd, path, sizeof(path)) < 0 || !(e = calloc(1, sizeof(*e))) ||
+	    !(e->path = strdup(path))) {
+		free(e);
 		close(fd);
-		return -ESTALE;
+		return NULL;
 	}
-	return fd;
+	if (hashmap_size(n->dirs) >= DIRS_MAX)
+		dirs_clear(n);
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->fd = fd;
+	if (hashmap_put(n->dirs, e->key, e) < 0) {
+		close(fd);
+		free(e->path);
+		free(e);
+		return NULL;
+	}
+	return e;
 }
 
 /* path/name into out. */
@@ -206,7 +276,7 @@ static void parse_records(const struct fanotify_event_metadata *m, struct dirent
 	const char *p = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
 
 	memset(r, 0, sizeof(*r));
-	r->pidfd = -1;
+	r->pidfd = FILE_NO_PIDFD;
 	while (p + sizeof(struct fanotify_event_info_header) <= end) {
 		const struct fanotify_event_info_header *h = (const void *)p;
 
@@ -233,16 +303,21 @@ static void parse_records(const struct fanotify_event_metadata *m, struct dirent
 	}
 }
 
-static enum file_op dirent_op(uint64_t mask)
-{
-	if (mask & FAN_CREATE)
-		return FILE_OP_CREATE;
-	if (mask & FAN_DELETE)
-		return FILE_OP_DELETE;
-	if (mask & (FAN_RENAME | FAN_MOVED_FROM | FAN_MOVED_TO))
-		return FILE_OP_RENAME;
-	return FILE_OP_ATTRIB;
-}
+/*
+ * The operations of an event, in the order they happened as far as one can tell: the kernel
+ * merges a process's queued events on one file into one, its mask the union (touch -d: an
+ * attribute change and a close after writing).
+ */
+static const struct {
+	uint64_t mask;
+	enum file_op op;
+} dirent_ops[] = {
+	{ FAN_CREATE, FILE_OP_CREATE },	    { FAN_RENAME, FILE_OP_RENAME },
+	{ FAN_MOVED_FROM, FILE_OP_RENAME }, { FAN_MOVED_TO, FILE_OP_RENAME },
+	{ FAN_OPEN_EXEC, FILE_OP_EXEC },    { FAN_ATTRIB, FILE_OP_ATTRIB },
+	{ FAN_CLOSE_WRITE, FILE_OP_WRITE }, { FAN_CLOSE_NOWRITE, FILE_OP_READ },
+	{ FAN_DELETE, FILE_OP_DELETE },
+};
 
 static void on_dirent(struct file_notify *n, const struct fanotify_event_metadata *m,
 		      const struct dirent_recs *r, void (*fn)(const struct file_note *, void *),
@@ -250,26 +325,32 @@ static void on_dirent(struct file_notify *n, const struct fanotify_event_metadat
 {
 	struct file_note note = { .pid = m->pid, .pidfd = r->pidfd, .fd = -1, .dirfd = -1 };
 	const struct fanotify_event_info_fid *first = r->old ? r->old : r->dfid ? r->dfid : r->fid;
-	char dir[PATH_MAX];
+	struct dir_entry *d, *d2;
 	const char *name;
-	int fd2 = -1;
 
-	note.op = dirent_op(m->mask);
 	note.is_dir = !!(m->mask & FAN_ONDIR);
-	if (!first || (note.dirfd = open_fid(n, first, dir, sizeof(dir), &name)) < 0)
-		return; /* gone before it was read (a short-lived name): nothing to resolve */
+	if (!first || !(d = open_fid(n, first, &name)))
+		return; /* gone before it was read (a short-lived directory): nothing to resolve */
+	note.dirfd = d->fd;
 	note.name = name;
-	join(note.path, sizeof(note.path), dir, name);
-	if (r->new && (fd2 = open_fid(n, r->new, dir, sizeof(dir), &name)) >= 0)
-		join(note.path2, sizeof(note.path2), dir, name);
+	join(note.path, sizeof(note.path), d->path, name);
+	if (r->new && (d2 = open_fid(n, r->new, &name)))
+		join(note.path2, sizeof(note.path2), d2->path, name);
 	if (m->mask & FAN_MOVED_TO) { /* the fallback's second half: the new name only */
 		snprintf(note.path2, sizeof(note.path2), "%s", note.path);
 		note.path[0] = '\0';
 	}
-	fn(&note, data);
-	close(note.dirfd);
-	if (fd2 >= 0)
-		close(fd2);
+	for (size_t i = 0; i < ARRAY_SIZE(dirent_ops); i++) {
+		if (!(m->mask & dirent_ops[i].mask))
+			continue;
+		note.op = dirent_ops[i].op;
+		fn(&note, data);
+		if (note.op == FILE_OP_RENAME)
+			break; /* the fallback's halves are one rename each */
+	}
+	/* A directory renamed or removed: the paths kept below it are wrong now. */
+	if (note.is_dir && (note.op == FILE_OP_RENAME || note.op == FILE_OP_DELETE))
+		dirs_clear(n);
 }
 
 int file_notify_read(struct file_notify *n, int which,
@@ -294,7 +375,7 @@ int file_notify_read(struct file_notify *n, int which,
 			};
 
 			fn(&note, data);
-		} else if (which != FILE_GROUP_DIRENT) {
+		} else if (which == FILE_GROUP_PROC) {
 			on_access(n, m, r.pidfd, fn, data);
 		} else {
 			on_dirent(n, m, &r, fn, data);

@@ -1,10 +1,10 @@
 /*
- * The file collector's mechanism: fanotify, three groups per watched sandbox. The first (pidfd
- * reporting, marks on mounts) sees closes after reads and writes and exec opens on the
- * sandbox's mounts; the second (directory fid and name reporting, marks on the sandbox's own
- * file systems) sees creates, deletes, attribute changes and renames. Marks sit on the sandbox's
- * own mounts only, so a process outside pays nothing. Where BPF LSM loads (production kernels),
- * file_open and the path hooks would be the alternative; not built (KERNEL-NOTES.md).
+ * The file collector's mechanism: fanotify, two groups per watched sandbox (below). Filesystem
+ * marks on the sandbox's own tmpfs instances (root, /workspace, /tmp, /dev/shm, home) report
+ * closes after reads and writes, exec opens, creates, deletes, attribute changes and renames;
+ * mount marks on its /proc and the masks over /proc files report closes. Nothing is marked
+ * that a process outside the sandbox uses, so it pays nothing. Where BPF LSM loads (production
+ * kernels), file_open and the path hooks would be the alternative; not built (KERNEL-NOTES.md).
  */
 #ifndef FB_FILE_NOTIFY_H
 #define FB_FILE_NOTIFY_H
@@ -24,11 +24,15 @@ enum file_op {
 	FILE_OP_OVERFLOW, /* the kernel's queue overflowed: events of this sandbox were lost */
 };
 
+/* The group reports no pidfds (the file system group: see file-notify.c). */
+#define FILE_NO_PIDFD (-100)
+
 /* One event, decoded. */
 struct file_note {
 	enum file_op op;
 	int32_t pid; /* the host's pid of the process that did it */
-	int pidfd;   /* its pidfd (valid during the callback), or -1: it was gone already */
+	int pidfd;   /* its pidfd (valid during the callback); FILE_NO_PIDFD: not reported, else
+			gone already */
 	int is_dir;  /* on a directory */
 	int fd;	     /* the file (closes, exec), else -1: valid during the callback */
 	int dirfd;   /* the parent directory (dirent events), else -1: valid during the callback */
@@ -46,13 +50,13 @@ enum file_mark_scope {
 struct file_notify;
 
 /*
- * The groups: access events on the sandbox's own mounts, directory-entry events on its own file
- * systems, and access events on its /proc apart, because there a read fails (ESRCH, and the
- * kernel drops that one event) when the event's file is a /proc/N file of a process N that has
- * exited: the kernel cannot open the event's file for us any more. Every short-lived process
- * reading /proc/self does that; the proc group's failures are counted as exactly that.
+ * The groups: every event on the sandbox's own file systems (handles and names, no descriptors),
+ * and access events on its /proc apart: /proc reports no handles that resolve, and there a read
+ * fails (ESRCH, and the kernel drops that one event) when the event's file is a /proc/N file of
+ * a process N that has exited: the kernel cannot open it for us any more. Every short-lived
+ * process reading /proc/self does that; the proc group's failures are counted as exactly that.
  */
-enum { FILE_GROUP_ACCESS, FILE_GROUP_DIRENT, FILE_GROUP_PROC, FILE_NOTIFY_GROUPS };
+enum { FILE_GROUP_FS, FILE_GROUP_PROC, FILE_NOTIFY_GROUPS };
 
 /* Probes fanotify and makes a sandbox's two groups; 0 and *ret, or -errno (no fanotify). */
 int file_notify_new(size_t queue_hint, struct file_notify **ret);
