@@ -14,7 +14,10 @@
 #include "bounds.h"
 
 /* How many events of a kind per step and directory are individual before they are counted. */
-#define FILE_AGG_INDIVIDUAL 8
+#define FILE_AGG_INDIVIDUAL 4
+/* A directory deeper than this many components is counted under its ancestor at that depth
+ * (/tmp/venv/lib/python3.11/site-packages/pip/_vendor/x: under .../site-packages). */
+#define FILE_AGG_DEPTH 5
 /* How many (step, directory, kind) entries the table holds: beyond, it is flushed early. */
 #define FILE_AGG_ENTRIES 4096
 

@@ -313,6 +313,11 @@ static int aggregate(struct file_events *fe, const struct attribution *a, const 
 	int r;
 
 	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	for (int depth = 0, i = 0; dir[i]; i++) /* deep trees count under their ancestor */
+		if (dir[i] == '/' && ++depth > FILE_AGG_DEPTH) {
+			dir[i] = '\0';
+			break;
+		}
 	r = file_agg_add(fe->agg, a->sb->name, a->step, a->tool, kind, dir, now);
 	if (r == -ENOSPC) {
 		fe->agg_full++;
