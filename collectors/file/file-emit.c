@@ -341,6 +341,11 @@ void file_emit_note(const struct file_note *note, void *data)
 	int32_t peeked;
 	int64_t now = time_now_ns();
 
+	if (note->op == FILE_OP_UNRESOLVED) {
+		w->unresolved++;
+		fe->unresolved++;
+		return;
+	}
 	if (note->op == FILE_OP_OVERFLOW) {
 		w->overflows++;
 		fe->overflows++;

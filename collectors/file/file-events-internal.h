@@ -26,6 +26,8 @@ struct file_watch {
 	uint64_t read_errors_seen;
 	uint64_t proc_gone; /* /proc/N closes of an exited N: the kernel dropped them */
 	uint64_t proc_gone_seen;
+	uint64_t unresolved; /* events whose directory was gone before they were read */
+	uint64_t unresolved_seen;
 	int64_t loss_since;
 	struct hashmap *mtimes; /* "dev:ino" -> struct file_mtime: mtimes reported as rewritten */
 };

@@ -44,8 +44,10 @@ static const struct counter_def counters[] = {
 	{ "outside", COUNTER_TOTAL,
 	  "file events of host processes reaching into a sandbox's mounts (not recorded)",
 	  COUNTER_AT(struct file_events, outside) },
-	{ "unresolved", COUNTER_TOTAL, "file events whose file had no path any more",
-	  COUNTER_AT(struct file_events, unresolved) },
+	{ "unresolved", COUNTER_TOTAL,
+	  "file events whose directory was gone before they were read (no path; stored as a "
+	  "count)",
+	  COUNTER_FAMILY_LOST, "file_unresolved", COUNTER_AT(struct file_events, unresolved) },
 	{ "agg_full", COUNTER_TOTAL, "times the summary table was full and flushed early",
 	  COUNTER_AT(struct file_events, agg_full) },
 	{ "watched", COUNTER_TOTAL, "sandboxes whose mounts were marked",
@@ -77,9 +79,10 @@ static struct file_watch *find(struct file_events *fe, const char *name)
 }
 
 /*
- * Stores the /proc closes the kernel dropped because their process had exited (file-notify.h) as
- * one summary of the sandbox: they happened, in /proc, but which file is not known. Not a
- * monitor.loss: every short-lived process reading /proc/self makes them.
+ * Stores the /proc closes the kernel dropped because their process had exited (file-notify.h),
+ * and the events whose directory was gone before they were read, as summaries of the sandbox:
+ * they happened, but which file is not known. Not monitor.loss: every short-lived process
+ * reading /proc/self, every temporary directory made and removed at once makes them.
  */
 static void report_proc_gone(struct file_events *fe, struct file_watch *w)
 {
@@ -87,6 +90,15 @@ static void report_proc_gone(struct file_events *fe, struct file_watch *w)
 	int64_t now = time_now_ns();
 	struct writer_op op;
 
+	if (sb && w->unresolved != w->unresolved_seen) {
+		writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_FANOTIFY,
+				  "file.summary");
+		sink_submit_event(
+			fe->env.sink, &op,
+			json_pack("{s:s, s:s, s:I, s:b}", "of", "file.*", "dir", "?", "count",
+				  (json_int_t)(w->unresolved - w->unresolved_seen), "dir_gone", 1));
+		w->unresolved_seen = w->unresolved;
+	}
 	if (!sb || w->proc_gone == w->proc_gone_seen)
 		return;
 	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_FANOTIFY,

@@ -30,8 +30,8 @@ struct fanotify_event_info_pidfd {
 /* Closes and exec opens; what the file system group also asks for: the directory entries. */
 #define MASK_ACCESS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_OPEN_EXEC)
 #define MASK_DIRENT (MASK_ACCESS | FAN_CREATE | FAN_DELETE | FAN_ATTRIB | FAN_ONDIR)
-#define DIRS_MAX 512 /* directories whose path and descriptor are kept, per sandbox */
-#define FS_MAX 8     /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
+#define DIRS_MAX 64 /* directories whose path and descriptor are kept, per sandbox */
+#define FS_MAX 8    /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
 #define READ_BUF 65536
 
 struct fs_slot {
@@ -329,8 +329,12 @@ static void on_dirent(struct file_notify *n, const struct fanotify_event_metadat
 	const char *name;
 
 	note.is_dir = !!(m->mask & FAN_ONDIR);
-	if (!first || !(d = open_fid(n, first, &name)))
-		return; /* gone before it was read (a short-lived directory): nothing to resolve */
+	if (!first || !(d = open_fid(n, first, &name))) {
+		/* Gone before it was read (a short-lived directory): no path to give. */
+		note.op = FILE_OP_UNRESOLVED;
+		fn(&note, data);
+		return;
+	}
 	note.dirfd = d->fd;
 	note.name = name;
 	join(note.path, sizeof(note.path), d->path, name);

@@ -14,14 +14,15 @@
 #include <sys/types.h>
 
 enum file_op {
-	FILE_OP_READ,	  /* closed, opened without write (FAN_CLOSE_NOWRITE) */
-	FILE_OP_WRITE,	  /* closed, opened for writing (FAN_CLOSE_WRITE) */
-	FILE_OP_EXEC,	  /* opened to be executed (FAN_OPEN_EXEC) */
-	FILE_OP_CREATE,	  /* a name made (file, directory, link, symlink, node) */
-	FILE_OP_DELETE,	  /* a name removed */
-	FILE_OP_ATTRIB,	  /* mode, owner, times, link count changed */
-	FILE_OP_RENAME,	  /* path -> path2 */
-	FILE_OP_OVERFLOW, /* the kernel's queue overflowed: events of this sandbox were lost */
+	FILE_OP_READ,	    /* closed, opened without write (FAN_CLOSE_NOWRITE) */
+	FILE_OP_WRITE,	    /* closed, opened for writing (FAN_CLOSE_WRITE) */
+	FILE_OP_EXEC,	    /* opened to be executed (FAN_OPEN_EXEC) */
+	FILE_OP_CREATE,	    /* a name made (file, directory, link, symlink, node) */
+	FILE_OP_DELETE,	    /* a name removed */
+	FILE_OP_ATTRIB,	    /* mode, owner, times, link count changed */
+	FILE_OP_RENAME,	    /* path -> path2 */
+	FILE_OP_OVERFLOW,   /* the kernel's queue overflowed: events of this sandbox were lost */
+	FILE_OP_UNRESOLVED, /* an event whose directory was gone before it was read */
 };
 
 /* The group reports no pidfds (the file system group: see file-notify.c). */
