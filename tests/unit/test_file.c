@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "collectors/file/file-agg.h"
+#include "event-describe.h"
+#include "event.h"
 #include "filepath.h"
 #include "macro.h"
 
@@ -117,12 +119,44 @@ static void test_a_full_table_is_refused_not_dropped(void **state)
 	file_agg_free(a);
 }
 
+/* The timeline's lines for the file kinds say what happened to which path. */
+static void test_file_events_read_well(void **state)
+{
+	static const char summary[] = "{\"of\":\"file.open\",\"dir\":\"/w/d\",\"count\":19996}";
+	static const char rename[] = "{\"from\":\"/tmp/a\",\"to\":\"/w/.bashrc\"}";
+	static const char attrib[] = "{\"path\":\"/w/p\",\"mode\":\"4755\",\"setuid\":true}";
+	struct event ev;
+	char buf[256];
+
+	(void)state;
+	event_init(&ev);
+	strcpy(ev.kind, "file.summary");
+	ev.fields = (char *)summary;
+	ev.fields_len = strlen(summary);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)),
+			    "file.summary: 19996 file.open in /w/d");
+	strcpy(ev.kind, "file.rename");
+	strcpy(ev.comm, "mv");
+	ev.pid = 7;
+	ev.fields = (char *)rename;
+	ev.fields_len = strlen(rename);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)),
+			    "file.rename /tmp/a -> /w/.bashrc (mv pid 7)");
+	strcpy(ev.kind, "file.attrib");
+	ev.fields = (char *)attrib;
+	ev.fields_len = strlen(attrib);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)),
+			    "file.attrib /w/p mode 4755 SETUID (mv pid 7)");
+	ev.fields = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sensitive_paths_are_classed),
 		cmocka_unit_test(test_a_step_and_directory_summarise_exactly),
 		cmocka_unit_test(test_a_full_table_is_refused_not_dropped),
+		cmocka_unit_test(test_file_events_read_well),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
