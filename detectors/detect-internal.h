@@ -30,6 +30,8 @@ struct detect_dns_query {
 };
 #define DETECT_IMAGES_MAX 32 /* execs remembered for loader-injection (who set a variable) */
 #define DETECT_REFUSED_MAX 8 /* refused connects remembered for the reverse-shell rule */
+#define DETECT_FILE_STEPS 8  /* steps whose start and credential opens the file rules keep */
+#define DETECT_CRED_DIRS 4   /* distinct directories of credential opens kept per step */
 
 struct detect_denial {
 	int64_t ts;
@@ -100,6 +102,17 @@ struct detect_state {
 	struct detect_dns_query dns[DETECT_DNS_MAX];
 	size_t dns_head, dns_n;
 	int64_t dns_quiet_until;
+	/* The file rules (rules-file.c): where each recent step began, credential files per step.
+	 */
+	struct detect_file_step {
+		int64_t step, first_ts;
+		unsigned creds;			 /* credential-location files opened */
+		char dirs[DETECT_CRED_DIRS][96]; /* their distinct directories */
+		unsigned n_dirs;
+		int hunt_reported;
+	} file_steps[DETECT_FILE_STEPS];
+	size_t file_steps_next;
+	char persist_last[128]; /* the last persistence path reported, so a write is one verdict */
 };
 
 /* Fills v's common fields from ev. */
@@ -113,6 +126,8 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
 size_t detect_rules_dns(struct detect_state *st, const struct event *ev, struct detect_verdict *out,
 			size_t max);
+size_t detect_rules_file(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
 size_t detect_rules_behavior(struct detect_state *st, const struct event *ev,
 			     struct detect_verdict *out, size_t max);
 size_t detect_rules_lure(struct detect_state *st, const struct event *ev,

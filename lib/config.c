@@ -320,6 +320,9 @@ static const struct config_key keys[] = {
 	  .help = "`off`: verdicts are recorded (and open incidents) but never freeze or kill; for "
 		  "tests that attack on purpose and check something else, and for trying "
 		  "detectors out on live traffic" },
+	{ "file_events", set_switch, FIELD(file_events), .words = { "on", "off" }, .def = "on",
+	  .help = "`off`: no fanotify marks on the sandboxes' mounts, no file events (for "
+		  "measuring what they cost)" },
 	{ "proc_ring_size", set_power_of_two, FIELD(proc_ring_size), 4096, 1ULL << 30,
 	  .def = "4194304",
 	  .help = "bytes of the process tracer's ring buffer (a power of two, 4096 at least); what "

@@ -63,6 +63,7 @@ struct config {
 	uint64_t proc_ring_size;	 /* the process tracer's ring buffer, bytes (power of 2) */
 	uint64_t dns_ring_size;		 /* the DNS tracer's, the same */
 	int detector_actions;		 /* verdicts freeze and kill (on), or are only recorded */
+	int file_events;		 /* the file collector marks sandboxes' mounts (on) */
 	char gate_outside_netns[64];	 /* where the gate's outside link goes ("" = offline) */
 	char gate_uplink[16];		 /* or: a host interface the gate reaches by NAT */
 	unsigned gate_nflog_group;	 /* NFLOG group of the gate's denied packets */

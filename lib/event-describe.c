@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "macro.h"
 
@@ -185,6 +186,35 @@ static int describe_senses(const struct event *ev, json_t *f, char *buf, size_t 
 	return 1;
 }
 
+/* "file.rename /tmp/a -> /workspace/b (mv pid 12)", "file.summary: 19992 file.open in /w/d". */
+static int describe_file(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
+{
+	const char *path = str_of(f, "path", NULL);
+
+	if (strncmp(ev->kind, "file.", 5) != 0)
+		return 0;
+	if (strcmp(ev->kind, "file.summary") == 0) {
+		append(buf, size, pos, "file.summary: %lld %s in %s",
+		       (long long)json_integer_value(json_object_get(f, "count")),
+		       str_of(f, "of", "?"), str_of(f, "dir", "?"));
+		return 1;
+	}
+	if (strcmp(ev->kind, "file.rename") == 0)
+		append(buf, size, pos, "file.rename %s -> %s", str_of(f, "from", "?"),
+		       str_of(f, "to", "?"));
+	else
+		append(buf, size, pos, "%s %s", ev->kind, path ? path : "?");
+	if (json_is_string(json_object_get(f, "mode")))
+		append(buf, size, pos, " mode %s%s%s", str_of(f, "mode", ""),
+		       json_is_true(json_object_get(f, "setuid")) ? " SETUID" : "",
+		       json_is_true(json_object_get(f, "setgid")) ? " SETGID" : "");
+	if (json_is_integer(json_object_get(f, "target_pid")))
+		append(buf, size, pos, " (another process's)");
+	if (ev->comm[0] || ev->pid)
+		append(buf, size, pos, " (%s pid %d)", ev->comm[0] ? ev->comm : "?", ev->pid);
+	return 1;
+}
+
 char *event_describe(const struct event *ev, char *buf, size_t size)
 {
 	json_t *f = event_get_fields(ev);
@@ -196,7 +226,8 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	} else if (f &&
 		   (describe_detection(ev, f, buf, size, &pos) ||
 		    describe_lure(ev, f, buf, size, &pos) || describe_dns(ev, f, buf, size, &pos) ||
-		    describe_senses(ev, f, buf, size, &pos))) {
+		    describe_senses(ev, f, buf, size, &pos) ||
+		    describe_file(ev, f, buf, size, &pos))) {
 		/* described */
 	} else {
 		append(buf, size, &pos, "%s %s", event_source_to_string(ev->source), ev->kind);

@@ -20,9 +20,9 @@ enum event_source {
 	EVENT_SOURCE_CGROUP,   /* resource stats */
 	EVENT_SOURCE_AUDIT,    /* seccomp denials */
 	EVENT_SOURCE_NFLOG,    /* denied packets at the gate */
-	EVENT_SOURCE_FANOTIFY, /* file access (the lures) */
 	EVENT_SOURCE_DETECTOR, /* verdicts */
 	EVENT_SOURCE_MONITOR,  /* the monitor about itself: loss, gaps, actions */
+	EVENT_SOURCE_FANOTIFY, /* file activity and the lures (fanotify) */
 	_EVENT_SOURCE_MAX,
 };
 

@@ -14,6 +14,7 @@
 #include "policies.h"
 #include "records.h"
 #include "collectors/dns/dns-events.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
@@ -90,7 +91,8 @@ static int take_name(struct daemon *d, const struct adopt_watch *w, const char *
 		log_errno(r, "watch %s as %s", w->cgroup, w->name);
 		return *why = "the cgroup could not be traced", r;
 	}
-	dns_events_watch(d->dns, sb); /* its sockets' DNS, if it has any way out */
+	dns_events_watch(d->dns, sb);	 /* its sockets' DNS, if it has any way out */
+	file_events_watch(d->files, sb); /* nothing to mark: its processes use the host's mounts */
 	*ret = sb;
 	return 0;
 }
@@ -153,6 +155,7 @@ static void release(struct daemon *d, struct store_sandbox *sb, const char *stat
 	syscall_events_set(d->syscalls, sb, 0);
 	proc_events_unwatch(d->proc, sb);
 	dns_events_unwatch(d->dns, sb);
+	file_events_unwatch(d->files, sb);
 	strcpy(sb->state, state); /* before its detectors go: its last events find none */
 	sb->updated_ts = time_now_ns();
 	verdicts_forget(d, sb->name);

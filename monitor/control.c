@@ -15,6 +15,7 @@
 #include "collectors/lure/lure-events.h"
 #include "collectors/dns/dns-events.h"
 #include "collectors/nflog/nflog-events.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
@@ -139,12 +140,14 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 		proc_events_watch(d->proc, sb);
 		lure_events_watch(d->lures, sb);
 		dns_events_watch(d->dns, sb);
+		file_events_watch(d->files, sb);
 		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
 	} else if (strcmp(state, "destroyed") == 0) {
 		syscall_events_set(d->syscalls, sb, 0);
 		proc_events_unwatch(d->proc, sb);
 		lure_events_unwatch(d->lures, sb);
 		dns_events_unwatch(d->dns, sb);
+		file_events_unwatch(d->files, sb);
 		verdicts_forget(d, sb->name);
 	}
 	if (hash)
@@ -205,6 +208,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			proc_events_drain(d->proc);
 			syscall_events_drain(d->syscalls);
 			dns_events_drain(d->dns);
+			file_events_step_end(d->files, wop.ev.sandbox);
 			exec_scope_end(d, wop.ev.sandbox, wop.ev.step);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);
 		}

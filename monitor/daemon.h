@@ -27,6 +27,7 @@ struct lure_events;
 struct metrics;
 struct nflog_events;
 struct proc_events;
+struct file_events;
 struct resumed_steps;
 struct seccomp_events;
 struct syscall_events;
@@ -53,6 +54,7 @@ struct daemon {
 	 */
 	struct cgroup_collector *cgroup_stats;
 	struct proc_events *proc;
+	struct file_events *files;
 	struct seccomp_events *seccomp;
 	struct syscall_events *syscalls;
 	struct nflog_events *nflog;

@@ -22,6 +22,7 @@
 #include "collectors/dns/dns-events.h"
 #include "counters.h"
 #include "daemon.h"
+#include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/lure/lure-events.h"
 #include "collectors/nflog/nflog-events.h"
@@ -335,6 +336,8 @@ static int start_collectors(struct daemon *d)
 		log_errno(
 			r,
 			"the audit stream could not be read: no seccomp refusals will be recorded");
+	if ((r = file_events_new(&env, &d->files)) < 0)
+		log_errno(r, "fanotify did not start: no file events will be recorded");
 	if ((r = cgroup_collector_new(&env, &d->cgroup_stats)) < 0)
 		return log_errno(r, "cgroup stats collector");
 	if ((r = lure_events_new(&env, &d->lures)) < 0)
@@ -578,6 +581,7 @@ static void stop_all(struct daemon *d)
 	syscall_events_free(d->syscalls);
 	exec_scope_stop(d);
 	proc_events_free(d->proc);
+	file_events_free(d->files);
 	seccomp_events_free(d->seccomp);
 	lure_events_free(d->lures);
 	nflog_events_free(d->nflog);

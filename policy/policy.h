@@ -143,7 +143,12 @@ struct policy_detectors {
 	X(EXEC_DRIFT, "exec.drift")                                                                \
 	X(EXEC_MASQUERADE, "exec.masquerade")                                                      \
 	X(NET_UNEXPECTED_LISTENER, "net.unexpected-listener")                                      \
-	X(NET_REVERSE_SHELL, "net.reverse-shell")
+	X(NET_REVERSE_SHELL, "net.reverse-shell")                                                  \
+	X(FILE_CREDENTIAL_HUNT, "file.credential-hunt")                                            \
+	X(FILE_PERSISTENCE, "file.persistence")                                                    \
+	X(FILE_ANTI_FORENSICS, "file.anti-forensics")                                              \
+	X(FILE_SENSITIVE_READ, "file.sensitive-read")                                              \
+	X(FILE_SETUID, "file.setuid")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -188,6 +188,26 @@ void registry_step_end(struct registry *r, const char *sandbox, int64_t step)
 	free(e);
 }
 
+int registry_sole_step(struct registry *r, const char *sandbox, int64_t *ret_step,
+		       const char **ret_tool)
+{
+	size_t pos = 0, n = strlen(sandbox);
+	struct step_entry *e, *found = NULL;
+
+	while ((e = hashmap_next(r->steps, &pos))) {
+		if (strncmp(e->key, sandbox, n) != 0 || e->key[n] != '/')
+			continue;
+		if (found)
+			return 0;
+		found = e;
+	}
+	if (!found)
+		return 0;
+	*ret_step = strtoll(found->key + n + 1, NULL, 10);
+	*ret_tool = found->tool;
+	return 1;
+}
+
 const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step)
 {
 	char key[FB_NAME_MAX + 24];

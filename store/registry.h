@@ -56,6 +56,13 @@ uint64_t registry_generation(struct registry *r);
 /* Forgets it and its cgroup (step.end). */
 void registry_step_end(struct registry *r, const char *sandbox, int64_t step);
 
+/*
+ * The one step of sandbox that runs now: 1 and its step and tool (owned by the registry), or 0
+ * if none or several run (a record of a process already gone is then the sandbox's, no step's).
+ */
+int registry_sole_step(struct registry *r, const char *sandbox, int64_t *ret_step,
+		       const char **ret_tool);
+
 /* The tool a running step of sandbox belongs to, or NULL. */
 const char *registry_step_tool(struct registry *r, const char *sandbox, int64_t step);
 

@@ -721,6 +721,110 @@ static void test_lure_rules(void **state)
 	detect_state_free(st);
 }
 
+/* The file rules: each fires on its attacker's event and not on the honest one beside it. */
+static void test_file_rules(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	(void)state;
+	/* The step's first event dates its start. */
+	assert_int_equal(feed(st, 1, 10 * SEC, "t", "proc.exec", "{\"path\":\"/usr/bin/sh\"}", v),
+			 0);
+	/* Another process's environ; its own is anyone's business (no target_pid then). */
+	assert_int_equal(feed(st, 2, 11 * SEC, "t", "file.open",
+			      "{\"path\":\"/proc/7/environ\",\"write\":false,\"target_pid\":7}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.sensitive-read");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(feed(st, 3, 11 * SEC, "t", "file.open",
+			      "{\"path\":\"/proc/9/environ\",\"write\":false}", v),
+			 0);
+	assert_int_equal(feed(st, 4, 11 * SEC, "t", "file.open", "{\"path\":\"/proc/kcore\"}", v),
+			 1);
+	/* Persistence: .bashrc, a .pth in /tmp, a git hook; not a .pth in site-packages, not a
+	 * hook's sample. */
+	assert_int_equal(feed(st, 5, 12 * SEC, "t", "file.write",
+			      "{\"path\":\"/home/agent/.bashrc\",\"size\":9}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.persistence");
+	assert_int_equal(feed(st, 6, 12 * SEC, "t", "file.write", "{\"path\":\"/tmp/x.pth\"}", v),
+			 1);
+	assert_int_equal(
+		feed(st, 7, 12 * SEC, "t", "file.write",
+		     "{\"path\":\"/tmp/v/lib/python3.11/site-packages/distutils-precedence.pth\"}",
+		     v),
+		0);
+	assert_int_equal(feed(st, 8, 12 * SEC, "t", "file.write",
+			      "{\"path\":\"/workspace/r/.git/hooks/pre-commit.sample\"}", v),
+			 0);
+	assert_int_equal(feed(st, 9, 12 * SEC, "t", "file.rename",
+			      "{\"from\":\"/tmp/a\",\"to\":\"/workspace/r/.git/hooks/pre-commit\"}",
+			      v),
+			 1);
+	/* Anti-forensics: history removed or emptied; an old file's mtime set back, not a fresh
+	 * one's (tar x). */
+	assert_int_equal(feed(st, 10, 13 * SEC, "t", "file.unlink",
+			      "{\"path\":\"/home/agent/.bash_history\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.anti-forensics");
+	assert_int_equal(feed(st, 11, 13 * SEC, "t", "file.write",
+			      "{\"path\":\"/home/agent/.bash_history\",\"size\":0}", v),
+			 1);
+	assert_int_equal(feed(st, 12, 13 * SEC, "t", "file.write",
+			      "{\"path\":\"/home/agent/.bash_history\",\"size\":40}", v),
+			 0);
+	assert_int_equal(feed(st, 13, 13 * SEC, "t", "file.utimes",
+			      "{\"path\":\"/workspace/n\",\"born\":12000000000,\"mtime\":1}", v),
+			 0);
+	assert_int_equal(feed(st, 14, 13 * SEC, "t", "file.utimes",
+			      "{\"path\":\"/workspace/o\",\"born\":9000000000,\"mtime\":1}", v),
+			 1);
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	/* setuid anywhere, setgid on a file only. */
+	assert_int_equal(feed(st, 15, 14 * SEC, "t", "file.attrib",
+			      "{\"path\":\"/workspace/p\",\"setuid\":true,\"setgid\":false}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.setuid");
+	assert_int_equal(
+		feed(st, 16, 14 * SEC, "t", "file.create",
+		     "{\"path\":\"/workspace/d\",\"dir\":true,\"setuid\":false,\"setgid\":true}",
+		     v),
+		0);
+	assert_int_equal(feed(st, 17, 14 * SEC, "t", "file.attrib",
+			      "{\"path\":\"/workspace/p\",\"setuid\":false,\"mode\":\"0755\"}", v),
+			 0);
+	detect_state_free(st);
+}
+
+/* Credential hunting: files in three directories, or five, in one step; one verdict a step; a
+ * vendored CA bundle is none. */
+static void test_file_credential_hunt(void **state)
+{
+	static const char *const paths[] = {
+		"/tmp/v/lib/python3.11/site-packages/pip/_vendor/certifi/cacert.pem",
+		"/workspace/.ssh/id_ed25519",
+		"/workspace/.aws/credentials",
+		"/tmp/.netrc",
+		"/tmp/.git-credentials",
+	};
+	static const size_t fires[] = { 0, 0, 0, 1, 0 };
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	char f[128];
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(f, sizeof(f), "{\"path\":\"%s\"}", paths[i]);
+		assert_int_equal(feed(st, (int64_t)i + 1, SEC, "t", "file.open", f, v), fires[i]);
+		if (fires[i]) {
+			assert_string_equal(v[0].rule, "file.credential-hunt");
+			assert_int_equal(v[0].severity, DETECT_HIGH);
+		}
+	}
+	detect_state_free(st);
+}
+
 /*
  * Every rule of the catalogue (policy/policy.h) has its own name, a policy can switch it off by
  * that name, and docs/detectors.md's table has a row for it: the three never drift apart.
@@ -941,6 +1045,8 @@ int main(void)
 		cmocka_unit_test(test_exec_drift),
 		cmocka_unit_test(test_exec_masquerade),
 		cmocka_unit_test(test_loader_injection),
+		cmocka_unit_test(test_file_rules),
+		cmocka_unit_test(test_file_credential_hunt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

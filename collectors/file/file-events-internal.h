@@ -1,0 +1,77 @@
+/* What the file collector's two halves share: its state (file-events.c) and emission (file-emit.c).
+ */
+#ifndef FB_FILE_EVENTS_INTERNAL_H
+#define FB_FILE_EVENTS_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bounds.h"
+#include "collectors/collector.h"
+
+struct file_agg;
+struct hashmap;
+struct file_note;
+struct file_notify;
+
+/* One watched sandbox: its two fanotify groups and what it lost since it was last reported. */
+struct file_watch {
+	struct file_events *fe;
+	char sandbox[FB_NAME_MAX + 1];
+	struct file_notify *notify;
+	uint64_t overflows;  /* the kernel's queue overflowed (each time at least one event) */
+	uint64_t store_full; /* events dropped: the store's queue was full */
+	uint64_t overflows_seen, store_full_seen;
+	uint64_t read_errors; /* reads the kernel failed: the events in them are gone */
+	uint64_t read_errors_seen;
+	uint64_t proc_gone; /* /proc/N closes of an exited N: the kernel dropped them */
+	uint64_t proc_gone_seen;
+	uint64_t unresolved; /* events whose directory was gone before they were read */
+	uint64_t unresolved_seen;
+	int64_t loss_since;
+	struct hashmap *mtimes; /* "dev:ino" -> struct file_mtime: mtimes reported as rewritten */
+};
+
+/* An mtime a file.utimes reported, so that a later chmod of the file is not taken for one. */
+struct file_mtime {
+	char key[48];
+	int64_t mtime;
+};
+
+#define FILE_MTIMES_MAX 32768
+
+/* Forgets w's mtimes. */
+void file_mtimes_clear(struct file_watch *w);
+
+/* The process an event came from, looked up once per read buffer. */
+struct file_pid {
+	int32_t pid;
+	uint64_t cgid; /* 0: not a process of the watched sandbox */
+	int32_t nspid; /* its pid inside the sandbox */
+	char comm[FB_COMM_MAX + 1];
+};
+
+#define FILE_PID_CACHE 32
+
+struct file_events {
+	struct collector_env env;
+	struct file_watch **watches;
+	size_t n_watches;
+	struct file_agg *agg;
+	int timer_fd;
+	pid_t self;
+	struct file_pid pids[FILE_PID_CACHE];
+	unsigned n_pids;
+	/* counters */
+	uint64_t stored, summaries, summarized, by_group, outside, unresolved, unattributed;
+	uint64_t overflows, store_full, agg_full, watched, watch_failed, read_errors, proc_gone;
+};
+
+/* Turns one note of watch w into an event (or a count); file-emit.c. */
+void file_emit_note(const struct file_note *note, void *data);
+
+/* Stores one summary the aggregation flushed; data is the collector. */
+struct file_agg_summary;
+void file_emit_summary(const struct file_agg_summary *s, void *data);
+
+#endif

@@ -1,0 +1,377 @@
+/* The file collector's state: its watches, their marks, its timer and its losses (file-events.h).
+ */
+#include "file-events.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "counters.h"
+#include "event.h"
+#include "file-agg.h"
+#include "file-events-internal.h"
+#include "file-notify.h"
+#include "hashmap.h"
+#include "log.h"
+#include "loop.h"
+#include "macro.h"
+#include "store/registry.h"
+#include "store/sink.h"
+#include "timeutil.h"
+
+/* How often summaries are flushed and losses reported; how long an idle summary entry lives. */
+#define TICK_NS (250 * NSEC_PER_MSEC)
+#define AGG_IDLE_NS (2 * NSEC_PER_SEC)
+/* Buffers read per wake-up and group before the loop runs the others. */
+#define READS_PER_WAKE 16
+/* Buffers read when a step ends or a sandbox goes: the whole queue (16384 events) and more. */
+#define DRAIN_MAX 1024
+
+static const struct counter_def counters[] = {
+	{ "stored", COUNTER_TOTAL, "file events queued for the store",
+	  COUNTER_AT(struct file_events, stored) },
+	{ "summaries", COUNTER_TOTAL, "file.summary events queued for the store",
+	  COUNTER_AT(struct file_events, summaries) },
+	{ "summarized", COUNTER_TOTAL, "file events counted in a summary instead of stored alone",
+	  COUNTER_AT(struct file_events, summarized) },
+	{ "by_group", COUNTER_TOTAL,
+	  "file events of a process gone before it was read: its sandbox, no step",
+	  COUNTER_AT(struct file_events, by_group) },
+	{ "outside", COUNTER_TOTAL,
+	  "file events of host processes reaching into a sandbox's mounts (not recorded)",
+	  COUNTER_AT(struct file_events, outside) },
+	{ "unresolved", COUNTER_TOTAL,
+	  "file events whose directory was gone before they were read (no path; stored as a "
+	  "count)",
+	  COUNTER_FAMILY_LOST, "file_unresolved", COUNTER_AT(struct file_events, unresolved) },
+	{ "agg_full", COUNTER_TOTAL, "times the summary table was full and flushed early",
+	  COUNTER_AT(struct file_events, agg_full) },
+	{ "watched", COUNTER_TOTAL, "sandboxes whose mounts were marked",
+	  COUNTER_AT(struct file_events, watched) },
+	{ "watch_failed", COUNTER_TOTAL, "sandboxes whose mounts could not be marked",
+	  COUNTER_AT(struct file_events, watch_failed) },
+	{ "unattributed", COUNTER_TOTAL, "file events of no known sandbox", COUNTER_FAMILY_LOST,
+	  "file_unattributed", COUNTER_AT(struct file_events, unattributed) },
+	{ "overflows", COUNTER_TOTAL,
+	  "fanotify queue overflows (each lost at least one file event)", COUNTER_FAMILY_LOST,
+	  "fanotify_overflow", COUNTER_AT(struct file_events, overflows) },
+	{ "read_errors", COUNTER_TOTAL,
+	  "fanotify reads that failed (the kernel drops the event it could not report)",
+	  COUNTER_FAMILY_LOST, "fanotify_read", COUNTER_AT(struct file_events, read_errors) },
+	{ "proc_gone", COUNTER_TOTAL,
+	  "closes of a /proc/N file whose process N had exited before the event was read (the "
+	  "kernel drops them: it cannot open the file for us)",
+	  COUNTER_FAMILY_LOST, "file_proc_gone", COUNTER_AT(struct file_events, proc_gone) },
+	{ "store_full", COUNTER_TOTAL, "file events dropped: the store's queue was full",
+	  COUNTER_FAMILY_LOST, "file_store_full", COUNTER_AT(struct file_events, store_full) },
+};
+
+static struct file_watch *find(struct file_events *fe, const char *name)
+{
+	for (size_t i = 0; i < fe->n_watches; i++)
+		if (strcmp(fe->watches[i]->sandbox, name) == 0)
+			return fe->watches[i];
+	return NULL;
+}
+
+/*
+ * Stores the /proc closes the kernel dropped because their process had exited (file-notify.h),
+ * and the events whose directory was gone before they were read, as summaries of the sandbox:
+ * they happened, but which file is not known. Not monitor.loss: every short-lived process
+ * reading /proc/self, every temporary directory made and removed at once makes them.
+ */
+static void report_proc_gone(struct file_events *fe, struct file_watch *w)
+{
+	struct store_sandbox *sb = registry_find(fe->env.registry, w->sandbox);
+	int64_t now = time_now_ns();
+	struct writer_op op;
+
+	if (sb && w->unresolved != w->unresolved_seen) {
+		writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_FANOTIFY,
+				  "file.summary");
+		sink_submit_event(
+			fe->env.sink, &op,
+			json_pack("{s:s, s:s, s:I, s:b}", "of", "file.*", "dir", "?", "count",
+				  (json_int_t)(w->unresolved - w->unresolved_seen), "dir_gone", 1));
+		w->unresolved_seen = w->unresolved;
+	}
+	if (!sb || w->proc_gone == w->proc_gone_seen)
+		return;
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_FANOTIFY,
+			  "file.summary");
+	sink_submit_event(fe->env.sink, &op,
+			  json_pack("{s:s, s:s, s:I, s:b}", "of", "file.open", "dir", "/proc",
+				    "count", (json_int_t)(w->proc_gone - w->proc_gone_seen),
+				    "process_gone", 1));
+	w->proc_gone_seen = w->proc_gone;
+}
+
+/* Stores what watch w lost since the last report as one monitor.loss event of its sandbox. */
+static void report_loss(struct file_events *fe, struct file_watch *w)
+{
+	struct store_sandbox *sb = registry_find(fe->env.registry, w->sandbox);
+	int64_t now = time_now_ns();
+	struct writer_op op;
+
+	if (!sb || (w->overflows == w->overflows_seen && w->store_full == w->store_full_seen &&
+		    w->read_errors == w->read_errors_seen))
+		return;
+	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+			  "monitor.loss");
+	sink_submit_event(fe->env.sink, &op,
+			  json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "stage", "file events",
+				    "queue_overflows",
+				    (json_int_t)(w->overflows - w->overflows_seen), "store_full",
+				    (json_int_t)(w->store_full - w->store_full_seen), "read_errors",
+				    (json_int_t)(w->read_errors - w->read_errors_seen), "since",
+				    (json_int_t)w->loss_since, "until", (json_int_t)now));
+	w->overflows_seen = w->overflows;
+	w->store_full_seen = w->store_full;
+	w->read_errors_seen = w->read_errors;
+	w->loss_since = now;
+}
+
+/*
+ * Reads one group until it is empty, or for at most max buffers (the loop calls again). A failed
+ * read lost the event it could not report (the kernel drops it): counted.
+ */
+static void read_group(struct file_events *fe, struct file_watch *w, int which, int max)
+{
+	for (int i = 0; i < max; i++) {
+		int r;
+
+		fe->n_pids = 0; /* a pid is looked up again in each buffer: it may have moved */
+		if ((r = file_notify_read(w->notify, which, file_emit_note, w)) == 0)
+			return;
+		if (r == -ESRCH && which == FILE_GROUP_PROC) {
+			w->proc_gone++;
+			fe->proc_gone++;
+		} else if (r < 0) {
+			w->read_errors++;
+			fe->read_errors++;
+			log_debug("file events of %s: read: %s", w->sandbox, strerror(-r));
+		}
+	}
+}
+
+void file_mtimes_clear(struct file_watch *w)
+{
+	size_t pos = 0;
+	void *v;
+
+	while ((v = hashmap_next(w->mtimes, &pos)))
+		free(v);
+	hashmap_free(w->mtimes);
+	w->mtimes = NULL;
+	hashmap_new(&w->mtimes);
+}
+
+static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
+{
+	struct file_watch *w = data;
+
+	(void)l;
+	(void)events;
+	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
+		if (fd == file_notify_fd(w->notify, g))
+			read_group(w->fe, w, g, READS_PER_WAKE);
+}
+
+static void on_tick(struct loop *l, uint64_t n, void *data)
+{
+	struct file_events *fe = data;
+
+	(void)l;
+	(void)n;
+	file_agg_flush(fe->agg, time_now_ns() - AGG_IDLE_NS, file_emit_summary, fe);
+	for (size_t i = 0; i < fe->n_watches; i++) {
+		report_loss(fe, fe->watches[i]);
+		report_proc_gone(fe, fe->watches[i]);
+	}
+}
+
+int file_events_new(const struct collector_env *env, struct file_events **ret)
+{
+	struct file_events *fe = calloc(1, sizeof(*fe));
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int r = -ENOMEM;
+
+	if (!fe)
+		return -ENOMEM;
+	fe->env = *env;
+	fe->self = getpid();
+	fe->timer_fd = -1;
+	if (file_agg_new(&fe->agg) < 0 ||
+	    (r = fe->timer_fd = loop_add_timer(env->loop, TICK_NS, on_tick, fe)) < 0 ||
+	    (r = counters_add(env->counters, "file", counters, ARRAY_SIZE(counters), fe)) < 0) {
+		file_events_free(fe);
+		return r;
+	}
+	/* What runs already (a restart): watched from now on. */
+	while ((sb = registry_next(env->registry, &pos)))
+		if (strcmp(sb->state, "running") == 0 && sb->cgroup[0] && !registry_adopted(sb))
+			file_events_watch(fe, sb);
+	*ret = fe;
+	return 0;
+}
+
+static void watch_free(struct file_events *fe, struct file_watch *w)
+{
+	size_t pos = 0;
+	void *v;
+
+	if (!w)
+		return;
+	while (w->mtimes && (v = hashmap_next(w->mtimes, &pos)))
+		free(v);
+	hashmap_free(w->mtimes);
+	if (w->notify) {
+		for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
+			loop_remove(fe->env.loop, file_notify_fd(w->notify, g));
+	}
+	file_notify_free(w->notify);
+	free(w);
+}
+
+/* Drains w, flushes every summary (its step may have ended), reports its loss, then frees it. */
+static void watch_stop(struct file_events *fe, struct file_watch *w)
+{
+	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
+		read_group(fe, w, g, DRAIN_MAX);
+	file_agg_flush(fe->agg, INT64_MAX, file_emit_summary, fe);
+	report_loss(fe, w);
+	report_proc_gone(fe, w);
+	watch_free(fe, w);
+}
+
+void file_events_free(struct file_events *fe)
+{
+	if (!fe)
+		return;
+	while (fe->n_watches)
+		watch_stop(fe, fe->watches[--fe->n_watches]);
+	free(fe->watches);
+	if (fe->timer_fd >= 0)
+		loop_remove(fe->env.loop, fe->timer_fd);
+	counters_remove(fe->env.counters, fe);
+	file_agg_free(fe->agg);
+	free(fe);
+}
+
+/* The sandbox's own writable mounts (its root too: a tmpfs of its own) get every mark. */
+static const char *const full_mounts[] = { "", "/workspace", "/tmp", "/dev/shm", "/home/agent" };
+/* Its /proc and the masks over /proc files: closes only, for the sensitive list. */
+static const char *const proc_mounts[] = {
+	"/proc",	 "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",
+	"/proc/kallsyms"
+};
+
+/* Whether path is a mount of its own (not a directory of its parent's file system). */
+static int is_mount(const char *path)
+{
+	char parent[PATH_MAX];
+	struct stat a, b;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	if (!(slash = strrchr(parent, '/')) || stat(path, &a) < 0)
+		return 0;
+	*slash = '\0'; /* its directory: a mount's root differs from it in its device */
+	return stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
+static int mark_all(struct file_notify *n, pid_t init, const char *const *list, size_t len,
+		    enum file_mark_scope scope)
+{
+	char path[PATH_MAX];
+	int r;
+
+	for (size_t i = 0; i < len; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)init, list[i]);
+		if (list[i][0] && !is_mount(path))
+			continue; /* absent (no home in this sandbox), or part of a mount marked */
+		if ((r = file_notify_mark(n, path, scope)) < 0 && r != -ENOENT)
+			return log_errno(r, "mark %s", path);
+	}
+	return 0;
+}
+
+static int watch_add(struct file_events *fe, struct file_watch *w)
+{
+	struct file_watch **v = realloc(fe->watches, (fe->n_watches + 1) * sizeof(*v));
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	fe->watches = v;
+	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++) {
+		if ((r = loop_add(fe->env.loop, file_notify_fd(w->notify, g), EPOLLIN, on_ready,
+				  w)) < 0) {
+			while (g--)
+				loop_remove(fe->env.loop, file_notify_fd(w->notify, g));
+			return r;
+		}
+	}
+	fe->watches[fe->n_watches++] = w;
+	return 0;
+}
+
+int file_events_watch(struct file_events *fe, const struct store_sandbox *sb)
+{
+	struct file_watch *w;
+	pid_t init;
+	int r;
+
+	/* An adopted cgroup's processes share the host's mounts: nothing of its own to mark. */
+	if (!fe || !fe->env.cfg->file_events || registry_adopted(sb) || find(fe, sb->name))
+		return 0;
+	if ((r = collector_sandbox_init(fe->env.cfg, sb, &init)) < 0 ||
+	    !collector_sandbox_init_alive(sb, init)) {
+		fe->watch_failed++;
+		return log_errno(r < 0 ? r : -ESRCH, "file events of %s: no init", sb->name);
+	}
+	if (!(w = calloc(1, sizeof(*w))))
+		return -ENOMEM;
+	w->fe = fe;
+	w->loss_since = time_now_ns();
+	snprintf(w->sandbox, sizeof(w->sandbox), "%s", sb->name);
+	if ((r = hashmap_new(&w->mtimes)) < 0 || (r = file_notify_new(0, &w->notify)) < 0 ||
+	    (r = mark_all(w->notify, init, full_mounts, ARRAY_SIZE(full_mounts), FILE_MARK_FULL)) <
+		    0 ||
+	    (r = mark_all(w->notify, init, proc_mounts, ARRAY_SIZE(proc_mounts),
+			  FILE_MARK_SENSITIVE)) < 0 ||
+	    (r = watch_add(fe, w)) < 0) {
+		fe->watch_failed++;
+		watch_free(fe, w);
+		return log_errno(r, "file events of %s", sb->name);
+	}
+	fe->watched++;
+	return 0;
+}
+
+void file_events_unwatch(struct file_events *fe, const struct store_sandbox *sb)
+{
+	for (size_t i = 0; fe && i < fe->n_watches; i++) {
+		if (strcmp(fe->watches[i]->sandbox, sb->name) != 0)
+			continue;
+		watch_stop(fe, fe->watches[i]);
+		fe->watches[i] = fe->watches[--fe->n_watches];
+		return;
+	}
+}
+
+void file_events_step_end(struct file_events *fe, const char *sandbox)
+{
+	struct file_watch *w = fe ? find(fe, sandbox) : NULL;
+
+	if (!w)
+		return;
+	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
+		read_group(fe, w, g, DRAIN_MAX);
+	file_agg_flush(fe->agg, INT64_MIN, file_emit_summary, fe);
+}

@@ -1,0 +1,393 @@
+/* The file collector's fanotify groups and marks (file-notify.h). */
+#include "file-notify.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "macro.h"
+
+#ifndef FAN_REPORT_PIDFD
+#define FAN_REPORT_PIDFD 0x00000080
+#define FAN_EVENT_INFO_TYPE_PIDFD 4
+struct fanotify_event_info_pidfd {
+	struct fanotify_event_info_header hdr;
+	int32_t pidfd;
+};
+#endif
+#ifndef FAN_RENAME
+#define FAN_RENAME 0x10000000
+#define FAN_EVENT_INFO_TYPE_OLD_DFID_NAME 10
+#define FAN_EVENT_INFO_TYPE_NEW_DFID_NAME 12
+#endif
+
+/* Closes and exec opens; what the file system group also asks for: the directory entries. */
+#define MASK_ACCESS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_OPEN_EXEC)
+#define MASK_DIRENT (MASK_ACCESS | FAN_CREATE | FAN_DELETE | FAN_ATTRIB | FAN_ONDIR)
+#define DIRS_MAX 64 /* directories whose path and descriptor are kept, per sandbox */
+#define FS_MAX 8    /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
+#define READ_BUF 65536
+
+struct fs_slot {
+	int mount_fd; /* a directory of the file system, for open_by_handle_at */
+	fsid_t fsid;
+};
+
+struct file_notify {
+	int fd[FILE_NOTIFY_GROUPS]; /* access on own mounts, dirent (dfid+name), access on /proc */
+	uint64_t rename_mask;	    /* FAN_RENAME, or FAN_MOVED_FROM|FAN_MOVED_TO where refused */
+	struct fs_slot fs[FS_MAX];
+	int n_fs;
+	struct hashmap *dirs; /* handle (hex) -> struct dir_entry: resolved once, not per event */
+	char buf[READ_BUF] __attribute__((aligned(8)));
+};
+
+static void dirs_clear(struct file_notify *n);
+
+int file_notify_new(size_t queue_hint, struct file_notify **ret)
+{
+	struct file_notify *n = calloc(1, sizeof(*n));
+	unsigned base = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK;
+
+	(void)queue_hint; /* the kernel's default (16384 events per group) */
+	if (!n)
+		return -ENOMEM;
+	/*
+	 * The file system group reports handles, not descriptors: the kernel opens no file per
+	 * event, and a directory's path is resolved once (the cache below). No pidfd there either:
+	 * making one per event costs as much as the event (a pid reused between the event and its
+	 * read would be misattributed; pids are not reused that fast). /proc cannot report handles
+	 * that resolve, so its group gets descriptors, and pidfds (it is a trickle).
+	 */
+	n->fd[FILE_GROUP_FS] =
+		fanotify_init(base | FAN_REPORT_DFID_NAME | FAN_REPORT_FID, O_RDONLY | O_CLOEXEC);
+	n->fd[FILE_GROUP_PROC] =
+		fanotify_init(base | FAN_REPORT_PIDFD, O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (hashmap_new(&n->dirs) < 0) {
+		file_notify_free(n);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < FILE_NOTIFY_GROUPS; i++) {
+		if (n->fd[i] < 0) {
+			int r = -errno;
+
+			file_notify_free(n);
+			return r;
+		}
+	}
+	n->rename_mask = FAN_RENAME;
+	*ret = n;
+	return 0;
+}
+
+void file_notify_free(struct file_notify *n)
+{
+	if (!n)
+		return;
+	for (int i = 0; i < FILE_NOTIFY_GROUPS; i++)
+		if (n->fd[i] > 0)
+			close(n->fd[i]);
+	for (int i = 0; i < n->n_fs; i++)
+		close(n->fs[i].mount_fd);
+	dirs_clear(n);
+	hashmap_free(n->dirs);
+	free(n);
+}
+
+int file_notify_fd(const struct file_notify *n, int which)
+{
+	return n->fd[which];
+}
+
+/* The dirent marks on the file system under path, and a descriptor to resolve its handles. */
+static int mark_fs(struct file_notify *n, const char *path)
+{
+	struct statfs sfs;
+	int fd;
+
+	if (n->n_fs == FS_MAX)
+		return -ENOSPC;
+	if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+			  MASK_DIRENT | n->rename_mask, AT_FDCWD, path) < 0) {
+		if (errno != EINVAL || n->rename_mask != FAN_RENAME)
+			return -errno;
+		/* No FAN_RENAME here: the two halves, each reported as a rename of one side. */
+		n->rename_mask = FAN_MOVED_FROM | FAN_MOVED_TO;
+		if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				  MASK_DIRENT | n->rename_mask, AT_FDCWD, path) < 0)
+			return -errno;
+	}
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstatfs(fd, &sfs) < 0) {
+		close(fd);
+		return -errno;
+	}
+	n->fs[n->n_fs].mount_fd = fd;
+	n->fs[n->n_fs++].fsid = sfs.f_fsid;
+	return 0;
+}
+
+int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope)
+{
+	if (access(path, F_OK) < 0)
+		return -errno;
+	if (scope == FILE_MARK_FULL)
+		return mark_fs(n, path);
+	if (fanotify_mark(n->fd[FILE_GROUP_PROC], FAN_MARK_ADD | FAN_MARK_MOUNT, MASK_ACCESS,
+			  AT_FDCWD, path) < 0)
+		return -errno;
+	return 0;
+}
+
+/* The path of fd as its mount's namespace sees it (the sandbox's root: "/workspace/x"). */
+static int fd_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if ((k = readlink(link, buf, size - 1)) < 0)
+		return -errno;
+	buf[k] = '\0';
+	return 0;
+}
+
+static void on_access(struct file_notify *n, const struct fanotify_event_metadata *m, int pidfd,
+		      void (*fn)(const struct file_note *, void *), void *data)
+{
+	struct file_note note = { .pid = m->pid, .pidfd = pidfd, .fd = m->fd, .dirfd = -1 };
+
+	(void)n;
+	note.op = (m->mask & FAN_OPEN_EXEC)	? FILE_OP_EXEC
+		  : (m->mask & FAN_CLOSE_WRITE) ? FILE_OP_WRITE
+						: FILE_OP_READ;
+	note.is_dir = !!(m->mask & FAN_ONDIR);
+	if (m->fd >= 0 && fd_path(m->fd, note.path, sizeof(note.path)) == 0)
+		fn(&note, data);
+}
+
+/* The file system slot of fsid, or NULL. */
+static struct fs_slot *slot_of(struct file_notify *n, const __kernel_fsid_t *fsid)
+{
+	for (int i = 0; i < n->n_fs; i++)
+		if (!memcmp(&n->fs[i].fsid, fsid, sizeof(*fsid)))
+			return &n->fs[i];
+	return NULL;
+}
+
+/* A resolved handle: its path as the sandbox sees it and a descriptor (O_PATH) to stat under. */
+struct dir_entry {
+	char key[2 * (sizeof(__kernel_fsid_t) + MAX_HANDLE_SZ) + 16];
+	char *path;
+	int fd;
+};
+
+static void dirs_clear(struct file_notify *n)
+{
+	size_t pos = 0;
+	struct dir_entry *e;
+
+	while (n->dirs && (e = hashmap_next(n->dirs, &pos))) {
+		close(e->fd);
+		free(e->path);
+		free(e);
+	}
+	hashmap_free(n->dirs);
+	n->dirs = NULL;
+	hashmap_new(&n->dirs);
+}
+
+static void handle_key(const struct fanotify_event_info_fid *fid, char *key, size_t size)
+{
+	const struct file_handle *fh = (const struct file_handle *)fid->handle;
+	const unsigned char *b = (const unsigned char *)&fid->fsid;
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(fid->fsid) && k + 3 < size; i++)
+		k += (size_t)snprintf(key + k, size - k, "%02x", b[i]);
+	k += (size_t)snprintf(key + k, size - k, ":%d:", fh->handle_type);
+	for (unsigned i = 0; i < fh->handle_bytes && i < MAX_HANDLE_SZ && k + 3 < size; i++)
+		k += (size_t)snprintf(key + k, size - k, "%02x", fh->f_handle[i]);
+}
+
+/*
+ * The directory (or object) of a fid record, resolved once and kept (a directory renamed or
+ * removed clears the cache: every path below it changed); its name into *name. The entry, or NULL.
+ */
+static struct dir_entry *open_fid(struct file_notify *n, const struct fanotify_event_info_fid *fid,
+				  const char **name)
+{
+	struct file_handle *fh = (struct file_handle *)fid->handle;
+	char key[sizeof(((struct dir_entry *)0)->key)], path[PATH_MAX];
+	struct fs_slot *s = slot_of(n, &fid->fsid);
+	struct dir_entry *e;
+	int fd;
+
+	*name = NULL;
+	if (fid->hdr.info_type != FAN_EVENT_INFO_TYPE_FID)
+		*name = (const char *)fh->f_handle + fh->handle_bytes;
+	handle_key(fid, key, sizeof(key));
+	if ((e = hashmap_get(n->dirs, key)))
+		return e;
+	if (!s || (fd = open_by_handle_at(s->mount_fd, fh, O_PATH | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fd_path(fd, path, sizeof(path)) < 0 || !(e = calloc(1, sizeof(*e))) ||
+	    !(e->path = strdup(path))) {
+		free(e);
+		close(fd);
+		return NULL;
+	}
+	if (hashmap_size(n->dirs) >= DIRS_MAX)
+		dirs_clear(n);
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	e->fd = fd;
+	if (hashmap_put(n->dirs, e->key, e) < 0) {
+		close(fd);
+		free(e->path);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* path/name into out. */
+static void join(char *out, size_t size, const char *dir, const char *name)
+{
+	if (!name || !*name || strcmp(name, ".") == 0)
+		snprintf(out, size, "%s", dir);
+	else
+		snprintf(out, size, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+}
+
+struct dirent_recs {
+	const struct fanotify_event_info_fid *dfid, *fid, *old, *new;
+	int pidfd;
+};
+
+static void parse_records(const struct fanotify_event_metadata *m, struct dirent_recs *r)
+{
+	const char *p = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
+
+	memset(r, 0, sizeof(*r));
+	r->pidfd = FILE_NO_PIDFD;
+	while (p + sizeof(struct fanotify_event_info_header) <= end) {
+		const struct fanotify_event_info_header *h = (const void *)p;
+
+		if (h->len == 0 || p + h->len > end)
+			break;
+		switch (h->info_type) {
+		case FAN_EVENT_INFO_TYPE_PIDFD:
+			r->pidfd = ((const struct fanotify_event_info_pidfd *)p)->pidfd;
+			break;
+		case FAN_EVENT_INFO_TYPE_DFID_NAME:
+			r->dfid = (const void *)p;
+			break;
+		case FAN_EVENT_INFO_TYPE_FID:
+			r->fid = (const void *)p;
+			break;
+		case FAN_EVENT_INFO_TYPE_OLD_DFID_NAME:
+			r->old = (const void *)p;
+			break;
+		case FAN_EVENT_INFO_TYPE_NEW_DFID_NAME:
+			r->new = (const void *)p;
+			break;
+		}
+		p += h->len;
+	}
+}
+
+/*
+ * The operations of an event, in the order they happened as far as one can tell: the kernel
+ * merges a process's queued events on one file into one, its mask the union (touch -d: an
+ * attribute change and a close after writing).
+ */
+static const struct {
+	uint64_t mask;
+	enum file_op op;
+} dirent_ops[] = {
+	{ FAN_CREATE, FILE_OP_CREATE },	    { FAN_RENAME, FILE_OP_RENAME },
+	{ FAN_MOVED_FROM, FILE_OP_RENAME }, { FAN_MOVED_TO, FILE_OP_RENAME },
+	{ FAN_OPEN_EXEC, FILE_OP_EXEC },    { FAN_ATTRIB, FILE_OP_ATTRIB },
+	{ FAN_CLOSE_WRITE, FILE_OP_WRITE }, { FAN_CLOSE_NOWRITE, FILE_OP_READ },
+	{ FAN_DELETE, FILE_OP_DELETE },
+};
+
+static void on_dirent(struct file_notify *n, const struct fanotify_event_metadata *m,
+		      const struct dirent_recs *r, void (*fn)(const struct file_note *, void *),
+		      void *data)
+{
+	struct file_note note = { .pid = m->pid, .pidfd = r->pidfd, .fd = -1, .dirfd = -1 };
+	const struct fanotify_event_info_fid *first = r->old ? r->old : r->dfid ? r->dfid : r->fid;
+	struct dir_entry *d, *d2;
+	const char *name;
+
+	note.is_dir = !!(m->mask & FAN_ONDIR);
+	if (!first || !(d = open_fid(n, first, &name))) {
+		/* Gone before it was read (a short-lived directory): no path to give. */
+		note.op = FILE_OP_UNRESOLVED;
+		fn(&note, data);
+		return;
+	}
+	note.dirfd = d->fd;
+	note.name = name;
+	join(note.path, sizeof(note.path), d->path, name);
+	if (r->new && (d2 = open_fid(n, r->new, &name)))
+		join(note.path2, sizeof(note.path2), d2->path, name);
+	if (m->mask & FAN_MOVED_TO) { /* the fallback's second half: the new name only */
+		snprintf(note.path2, sizeof(note.path2), "%s", note.path);
+		note.path[0] = '\0';
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirent_ops); i++) {
+		if (!(m->mask & dirent_ops[i].mask))
+			continue;
+		note.op = dirent_ops[i].op;
+		fn(&note, data);
+		if (note.op == FILE_OP_RENAME)
+			break; /* the fallback's halves are one rename each */
+	}
+	/* A directory renamed or removed: the paths kept below it are wrong now. */
+	if (note.is_dir && (note.op == FILE_OP_RENAME || note.op == FILE_OP_DELETE))
+		dirs_clear(n);
+}
+
+int file_notify_read(struct file_notify *n, int which,
+		     void (*fn)(const struct file_note *note, void *data), void *data)
+{
+	const struct fanotify_event_metadata *m;
+	ssize_t len = read(n->fd[which], n->buf, sizeof(n->buf));
+	int count = 0;
+
+	if (len < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	for (m = (const void *)n->buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+		struct dirent_recs r;
+
+		count++;
+		if (m->vers != FANOTIFY_METADATA_VERSION)
+			continue;
+		parse_records(m, &r);
+		if (m->mask & FAN_Q_OVERFLOW) {
+			struct file_note note = {
+				.op = FILE_OP_OVERFLOW, .pidfd = -1, .fd = -1, .dirfd = -1
+			};
+
+			fn(&note, data);
+		} else if (which == FILE_GROUP_PROC) {
+			on_access(n, m, r.pidfd, fn, data);
+		} else {
+			on_dirent(n, m, &r, fn, data);
+		}
+		if (m->fd >= 0)
+			close(m->fd);
+		if (r.pidfd >= 0)
+			close(r.pidfd);
+	}
+	return count;
+}
