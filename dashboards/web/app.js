@@ -117,13 +117,15 @@ function category(ev) {
   if (k === "net.denied" || ((k === "net.connect" || k === "net.sendmsg") && f.egress_hook === "refused")) return "denied";
   if (k.startsWith("net.") || k.startsWith("dns.")) return "connect";
   if (k === "seccomp.denied") return "seccomp";
+  if (k === "lure.tripwire" && f.refused) return "denied";
+  if (k.startsWith("file.") || k.startsWith("lure.")) return "file";
   if (k === "cgroup.stats") return "resource";
   if (k === "verdict") return "verdict";
   if (k.startsWith("action.")) return "action";
   return "other";
 }
 
-const CATEGORIES = ["exec", "connect", "denied", "seccomp", "resource", "verdict", "action"];
+const CATEGORIES = ["exec", "connect", "file", "denied", "seccomp", "resource", "verdict", "action"];
 
 function laneFor(step, tool) {
   const key = step == null ? "sandbox" : String(step);
