@@ -14,6 +14,7 @@
 #include "policies.h"
 #include "records.h"
 #include "collectors/dns/dns-events.h"
+#include "collectors/lure/lure-events.h"
 #include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
@@ -84,17 +85,36 @@ static int take_name(struct daemon *d, const struct adopt_watch *w, const char *
 	if (hash)
 		strcpy(sb->policy_hash, hash);
 	sb->updated_ts = time_now_ns();
-	if ((r = proc_events_watch(d->proc, sb)) < 0) {
+	if ((r = adopt_collectors_watch(d, sb)) < 0) {
 		*sb = saved;
 		if (created)
 			strcpy(sb->state, "destroyed"); /* the registry cannot forget a name */
 		log_errno(r, "watch %s as %s", w->cgroup, w->name);
 		return *why = "the cgroup could not be traced", r;
 	}
-	dns_events_watch(d->dns, sb);	 /* its sockets' DNS, if it has any way out */
-	file_events_watch(d->files, sb); /* nothing to mark: its processes use the host's mounts */
 	*ret = sb;
 	return 0;
+}
+
+int adopt_collectors_watch(struct daemon *d, const struct store_sandbox *sb)
+{
+	int r = proc_events_watch(d->proc, sb);
+
+	if (r < 0)
+		return r;
+	lure_events_watch(d->lures, sb);
+	dns_events_watch(d->dns, sb);	 /* its sockets' DNS, if it has any way out */
+	file_events_watch(d->files, sb); /* an adopted cgroup has no mounts of its own to mark */
+	return 0;
+}
+
+void adopt_collectors_unwatch(struct daemon *d, const struct store_sandbox *sb)
+{
+	syscall_events_set(d->syscalls, sb, 0);
+	proc_events_unwatch(d->proc, sb);
+	lure_events_unwatch(d->lures, sb);
+	dns_events_unwatch(d->dns, sb);
+	file_events_unwatch(d->files, sb);
 }
 
 int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sandbox **ret,
@@ -152,10 +172,7 @@ int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sand
 /* Stops watching sb (adopted, running) and stores its new state. */
 static void release(struct daemon *d, struct store_sandbox *sb, const char *state, const char *kind)
 {
-	syscall_events_set(d->syscalls, sb, 0);
-	proc_events_unwatch(d->proc, sb);
-	dns_events_unwatch(d->dns, sb);
-	file_events_unwatch(d->files, sb);
+	adopt_collectors_unwatch(d, sb);
 	strcpy(sb->state, state); /* before its detectors go: its last events find none */
 	sb->updated_ts = time_now_ns();
 	verdicts_forget(d, sb->name);

@@ -27,6 +27,16 @@ struct adopt_watch {
 int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sandbox **ret,
 		const char **ret_why, char *err, size_t errlen);
 
+/*
+ * Tells every collector that sandbox sb is watched from now on: the process tracer first (its
+ * failure is returned and no other collector is told), then the lures, DNS and files (each
+ * does nothing where it has nothing to watch, e.g. an adopted cgroup's lures). 0 or -errno.
+ */
+int adopt_collectors_watch(struct daemon *d, const struct store_sandbox *sb);
+
+/* Tells every collector that sb is no longer watched, the syscall recorder included. */
+void adopt_collectors_unwatch(struct daemon *d, const struct store_sandbox *sb);
+
 /* Stops watching adopted sandbox name: 0 and *ret, or -errno and *ret_why. */
 int adopt_unwatch(struct daemon *d, const char *name, struct store_sandbox **ret,
 		  const char **ret_why);

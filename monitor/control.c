@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "adopt.h"
 #include "cgroup.h"
 #include "counters.h"
 #include "control-internal.h"
@@ -12,7 +13,6 @@
 #include "daemon.h"
 #include "records.h"
 #include "macro.h"
-#include "collectors/lure/lure-events.h"
 #include "collectors/dns/dns-events.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/file/file-events.h"
@@ -137,17 +137,10 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 		strcpy(sb->cgroup, cgroup);
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup) {
-		proc_events_watch(d->proc, sb);
-		lure_events_watch(d->lures, sb);
-		dns_events_watch(d->dns, sb);
-		file_events_watch(d->files, sb);
+		adopt_collectors_watch(d, sb); /* logged by the tracer if it fails */
 		nflog_events_follow(d->nflog); /* before create returns: the gate may be new */
 	} else if (strcmp(state, "destroyed") == 0) {
-		syscall_events_set(d->syscalls, sb, 0);
-		proc_events_unwatch(d->proc, sb);
-		lure_events_unwatch(d->lures, sb);
-		dns_events_unwatch(d->dns, sb);
-		file_events_unwatch(d->files, sb);
+		adopt_collectors_unwatch(d, sb);
 		verdicts_forget(d, sb->name);
 	}
 	if (hash)
