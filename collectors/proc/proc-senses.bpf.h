@@ -110,11 +110,12 @@ int BPF_PROG(proc_signal, int sig, struct kernel_siginfo *info, struct task_stru
 	int code;
 	__u64 sb;
 
-	/* The cheap tests first: a bystander's signal costs them and one lookup. The tracepoint's
-	 * pointers are the kernel's own (BTF): read directly, no helper call. */
+	/* The cheap tests first: a bystander's signal costs them and one lookup. info is read
+	 * through a probe, not directly: some kernels' BTF give the verifier this argument as a
+	 * scalar (a 6.18.44 refuses the direct load), and SEND_SIG_PRIV (1) is no pointer. */
 	if ((unsigned long)info <= 1 /* SEND_SIG_NOINFO, SEND_SIG_PRIV */)
 		return 0;
-	code = info->si_code;
+	code = BPF_CORE_READ(info, si_code);
 	if ((code != 0 && code != -1 && code != -6) || !(w = watched_sandbox(&sb)) ||
 	    !(e = reserve(w, sb, PROC_TRACE_SIGNAL)))
 		return 0;
