@@ -271,8 +271,25 @@ static json_t *note_fields(const struct file_note *note, const char *kind, const
 	return f;
 }
 
+/*
+ * Whether process target (a pid in the sandbox's namespace) of sandbox sb is alive, looked up in
+ * the sandbox's own /proc through its init's root. -1: not known.
+ */
+static int sandbox_pid_alive(struct file_events *fe, const struct store_sandbox *sb, int32_t target)
+{
+	char path[96];
+	pid_t init;
+
+	if (!sb || collector_sandbox_init(fe->env.cfg, sb, &init) < 0 ||
+	    !collector_sandbox_init_alive(sb, init))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/root/proc/%d", (int)init, target);
+	return access(path, F_OK) == 0;
+}
+
 /* Whether the note is sensitive (never aggregated); *peeked: another process's /proc entry. */
-static int sensitive(const struct file_note *note, const struct attribution *a, int32_t *peeked)
+static int sensitive(struct file_events *fe, const struct file_note *note,
+		     const struct attribution *a, int32_t *peeked)
 {
 	unsigned c =
 		filepath_class(note->path) | (note->path2[0] ? filepath_class(note->path2) : 0);
@@ -280,10 +297,20 @@ static int sensitive(const struct file_note *note, const struct attribution *a, 
 
 	*peeked = 0;
 	if (c & FILEPATH_PROC_PEEK) {
-		/* Its own /proc entries are every process's business; only the opener's are. */
+		/*
+		 * Its own /proc entries are every process's business; only the opener's are. An
+		 * opener gone before its event was read has no pid left to compare: if the target
+		 * still lives, it was another process; if both are gone, it was most likely itself
+		 * (a short-lived program reading its own maps: glibc does, for a thread's stack),
+		 * and the open stays an individual event without a target, except for mem, which
+		 * honest programs do not read, their own or another's.
+		 */
+		const char *base = strrchr(note->path, '/');
+
 		if (a->proc && a->proc->nspid == target)
 			c &= ~(unsigned)FILEPATH_PROC_PEEK;
-		else
+		else if (a->proc || (base && strcmp(base, "/mem") == 0) ||
+			 sandbox_pid_alive(fe, a->sb, target) != 0)
 			*peeked = target;
 	}
 	return (c & FILEPATH_SENSITIVE) != 0;
@@ -358,7 +385,7 @@ void file_emit_note(const struct file_note *note, void *data)
 		return;
 	if (have_st && (note->op == FILE_OP_CREATE || note->op == FILE_OP_WRITE))
 		mtime_note(w, &st);
-	if (!sensitive(note, &a, &peeked) && note->op != FILE_OP_EXEC &&
+	if (!sensitive(fe, note, &a, &peeked) && note->op != FILE_OP_EXEC &&
 	    !(have_st && (st.stx_mode & (S_ISUID | S_ISGID)) && note->op == FILE_OP_ATTRIB) &&
 	    !aggregate(fe, &a, kind, note->path[0] ? note->path : note->path2, now))
 		return;
