@@ -181,6 +181,18 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 		snprintf(out->reason, sizeof(out->reason), "cgroup %s of %s from inside", op, what);
 		return 1;
 	}
+	/* The sandbox's /sys/fs/cgroup is a tmpfs of its own (enforcer/plant-lures.c): only a
+	 * cgroup escape makes a directory or file there. */
+	if ((strcmp(ev->kind, "file.create") == 0 || strcmp(ev->kind, "file.rename") == 0 ||
+	     strcmp(ev->kind, "file.link") == 0 || strcmp(ev->kind, "file.symlink") == 0) &&
+	    ((event_field_str(ev, "path", what, sizeof(what)) ||
+	      event_field_str(ev, "to", what, sizeof(what))) &&
+	     strncmp(what, "/sys/fs/cgroup/", 15) == 0)) {
+		detect_verdict_init(out, ev, RULE_ESCAPE_CGROUP_WRITE, DETECT_CRITICAL);
+		snprintf(out->reason, sizeof(out->reason), "%s of %s from inside", ev->kind + 5,
+			 what);
+		return 1;
+	}
 	if (strcmp(ev->kind, "net.unix") == 0 && event_field_true(ev, "monitor_path")) {
 		if (!event_field_str(ev, "path", what, sizeof(what)))
 			strscpy(what, sizeof(what), "?");

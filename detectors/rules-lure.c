@@ -29,7 +29,8 @@ static size_t decoy(const struct event *ev, struct detect_verdict *out)
 	return 1;
 }
 
-/* A refused open of a tripwire: a write to a tunable or cgroup file, any open of a device. */
+/* A refused open of a tripwire: a write to a tunable, cgroup or account file; any open of a
+ * device, of init's /proc entries or of a system secret. */
 static size_t tripwire(const struct event *ev, struct detect_verdict *out)
 {
 	char path[256], lure[16], op[16];
@@ -44,9 +45,12 @@ static size_t tripwire(const struct event *ev, struct detect_verdict *out)
 		strscpy(lure, sizeof(lure), "?");
 	detect_verdict_init(out, ev, RULE_ESCAPE_TRIPWIRE, DETECT_CRITICAL);
 	snprintf(out->reason, sizeof(out->reason), "%s of the %s %.160s refused (a tripwire)", op,
-		 strcmp(lure, "device") == 0   ? "device"
-		 : strcmp(lure, "cgroup") == 0 ? "cgroup control file"
-					       : "kernel tunable",
+		 strcmp(lure, "device") == 0	? "device"
+		 : strcmp(lure, "cgroup") == 0	? "cgroup control file"
+		 : strcmp(lure, "process") == 0 ? "sandbox init's"
+		 : strcmp(lure, "system") == 0	? "account file"
+		 : strcmp(lure, "secret") == 0	? "system secret"
+						: "kernel tunable",
 		 path);
 	return 1;
 }

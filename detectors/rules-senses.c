@@ -54,6 +54,30 @@ static size_t on_signal(const struct event *ev, struct detect_verdict *v)
 	return 1;
 }
 
+/*
+ * Signals the process tracer cannot see, because the kernel refuses them before a signal is
+ * generated, from the seccomp filter (enforcer/seccomp.c): a refused kill, tkill or tgkill is
+ * one aimed at the sandbox's init (pid 1: the only ones the filter refuses), a logged kill is
+ * kill(-1) (the only one it logs). Init holds the sandbox: signalling it is tamper.
+ */
+static size_t on_seccomp_signal(const struct event *ev, struct detect_verdict *v)
+{
+	const int refused = strcmp(ev->kind, "seccomp.denied") == 0;
+	char name[16];
+
+	if (ev->step == EVENT_STEP_NONE || !event_field_str(ev, "name", name, sizeof(name)) ||
+	    !(strcmp(name, "kill") == 0 ||
+	      (refused && (strcmp(name, "tkill") == 0 || strcmp(name, "tgkill") == 0))))
+		return 0;
+	detect_verdict_init(v, ev, RULE_SIGNAL_BEYOND_STEP,
+			    refused ? DETECT_CRITICAL : DETECT_HIGH);
+	snprintf(v->reason, sizeof(v->reason),
+		 refused ? "%s (pid %d) signalled the sandbox's init (%s of pid 1, refused)"
+			 : "%s (pid %d) signalled every process it may (%s -1)",
+		 ev->comm, ev->pid, name);
+	return 1;
+}
+
 static size_t on_accept(const struct event *ev, struct detect_verdict *v)
 {
 	char peer[48];
@@ -124,6 +148,8 @@ size_t detect_rules_senses(struct detect_state *st, const struct event *ev,
 		return 0;
 	if (strcmp(ev->kind, "signal.sent") == 0)
 		return on_signal(ev, out);
+	if (strncmp(ev->kind, "seccomp.", 8) == 0)
+		return on_seccomp_signal(ev, out);
 	if (strcmp(ev->kind, "net.accept") == 0)
 		return on_accept(ev, out);
 	if (strcmp(ev->kind, "net.connect") == 0) {

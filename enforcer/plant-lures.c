@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -94,58 +95,142 @@ static int plant_decoy(const struct sandbox_mounts *m, const char *path, char *e
 	return 0;
 }
 
-/* What a tripwire reads as: the real file's text where it has one (a tunable), else plausible. */
-static void tripwire_text(const char *target, const struct lure *l, char *buf, size_t size)
+/* The largest host file a tripwire stands in for (an account file); a bigger one is left be. */
+#define TRIPWIRE_TEXT_MAX (64 * 1024)
+
+/*
+ * Directories bound whole from the stage: their entries are magic links (a namespace's), which
+ * a bind cannot cover one by one. A lure under one is planted as a file in the stage's copy.
+ */
+static const char *const bound_whole[] = { "/proc/1/ns" };
+
+/* The index in bound_whole of path's directory, or -1. */
+static int bound_dir(const char *path)
 {
-	int fd = l->kind == LURE_KERNEL ? open(target, O_RDONLY | O_CLOEXEC) : -1;
+	const char *slash = strrchr(path, '/');
+
+	for (size_t i = 0; i < ARRAY_SIZE(bound_whole); i++)
+		if (slash && (size_t)(slash - path) == strlen(bound_whole[i]) &&
+		    strncmp(path, bound_whole[i], (size_t)(slash - path)) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * What a tripwire reads as: the real file's text where it has one (a tunable, an account file),
+ * else plausible. -EFBIG: the real file is too big to stand in for.
+ */
+static int tripwire_text(const char *target, const struct lure *l, char *buf, size_t size)
+{
+	const int real = l->kind == LURE_KERNEL || l->kind == LURE_SYSTEM;
+	int fd = real ? open(target, O_RDONLY | O_CLOEXEC) : -1;
 	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
 
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = '\0';
+	if (n == (ssize_t)size - 1)
+		return -EFBIG;
 	if (n <= 0 && l->kind == LURE_CGROUP)
 		snprintf(buf, size, "%s", strstr(l->path, ".max") ? "max\n" : "0\n");
+	return 0;
 }
 
-/* A tripwire: a world-writable file of the stage's, bound over target (made if absent). */
-static int plant_tripwire(const struct sandbox_mounts *m, const struct lure *l, size_t i, char *err,
-			  size_t errlen)
+/* A tripwire: a world-writable file of the stage's, bound over target (made if absent), or
+ * written into the stage's copy of its directory (bound_whole). */
+static int plant_tripwire(const struct sandbox_mounts *m, const struct lure *l, size_t i,
+			  char *text, char *err, size_t errlen)
 {
-	char target[512], src[512], text[256];
+	char target[512], src[512];
+	int dir = bound_dir(l->path);
 	struct stat st;
 	int r;
 
 	snprintf(target, sizeof(target), "%s%s", m->root, l->path);
-	snprintf(src, sizeof(src), "%s%s/%zu", m->root, LURES_STAGE, i);
-	tripwire_text(target, l, text, sizeof(text));
-	if ((r = write_file(src, text, 0666, 0, 0)) < 0)
-		return mounts_fail(r, err, errlen, "tripwire for %s", l->path);
+	if (dir >= 0) {
+		snprintf(src, sizeof(src), "%s%s/d%d/%s", m->root, LURES_STAGE, dir,
+			 strrchr(l->path, '/') + 1);
+		if ((r = make_parents(src, 0755, 0, 0)) < 0 ||
+		    (r = write_file(src, "", 0666, 0, 0)) < 0)
+			return mounts_fail(r, err, errlen, "tripwire for %s", l->path);
+		return 0;
+	}
 	if (stat(target, &st) < 0) {
-		/* /proc's tunables are the kernel's: one this kernel lacks cannot be made up. */
-		if (strncmp(l->path, "/proc/", 6) == 0)
+		/* A tunable this kernel lacks cannot be made up, nor a file in the read-only /etc.
+		 */
+		if (lure_where_present(l->kind))
 			return 0;
 		if ((r = make_parents(target, 0755, 0, 0)) < 0 ||
 		    (r = write_file(target, "", 0644, 0, 0)) < 0)
 			return mounts_fail(r, err, errlen, "tripwire target %s", l->path);
 	}
+	if (tripwire_text(target, l, text, TRIPWIRE_TEXT_MAX) < 0)
+		return 0; /* left as it is, and unwatched (the collector finds no lure there) */
+	snprintf(src, sizeof(src), "%s%s/%zu", m->root, LURES_STAGE, i);
+	if ((r = write_file(src, text, 0666, 0, 0)) < 0)
+		return mounts_fail(r, err, errlen, "tripwire for %s", l->path);
 	if (mount(src, target, NULL, MS_BIND, NULL) < 0)
 		return mounts_fail(-errno, err, errlen, "bind the tripwire over %s", l->path);
+	/* Held open for good by the init, the one process that plants: the monitor's way to it
+	 * (lures.h). */
+	if (lure_held_by_init(l) && open(target, O_PATH | O_CLOEXEC) < 0)
+		return mounts_fail(-errno, err, errlen, "hold the tripwire %s", l->path);
+	return 0;
+}
+
+/* The stage's copies of the directories bound whole, over the real ones (where present). */
+static int bind_whole_dirs(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	char target[512], src[512];
+
+	for (size_t i = 0; i < ARRAY_SIZE(bound_whole); i++) {
+		snprintf(target, sizeof(target), "%s%s", m->root, bound_whole[i]);
+		snprintf(src, sizeof(src), "%s%s/d%zu", m->root, LURES_STAGE, i);
+		if (access(target, F_OK) < 0 || access(src, F_OK) < 0)
+			continue;
+		if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+			return mounts_fail(-errno, err, errlen, "bind the tripwires over %s",
+					   bound_whole[i]);
+	}
+	return 0;
+}
+
+/*
+ * The sandbox's /sys/fs/cgroup: a small tmpfs of the sandbox uid's, so that a mkdir there (the
+ * first move of a cgroup escape) succeeds into it and is seen by the file collector, instead of
+ * failing on the read-only root unseen. The cgroup tripwires are bound over files in it.
+ */
+static int make_cgroup_dir(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	char path[512], opts[128];
+
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup", m->root);
+	snprintf(opts, sizeof(opts), "size=64k,nr_inodes=128,mode=0755,uid=%u,gid=%u",
+		 (unsigned)m->uid, (unsigned)m->gid);
+	if (make_parents(path, 0755, 0, 0) < 0 || mkdir(path, 0755) < 0 ||
+	    mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return mounts_fail(-errno, err, errlen, "mount /sys/fs/cgroup");
 	return 0;
 }
 
 static int plant_tripwires(const struct sandbox_mounts *m, char *err, size_t errlen)
 {
-	char stage[512];
+	char stage[512], *text;
 	int r = 0;
 
 	snprintf(stage, sizeof(stage), "%s%s", m->root, LURES_STAGE);
 	if (mkdir(stage, 0700) < 0 ||
 	    mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  "size=512k,nr_inodes=256,mode=0700") < 0)
+		  "size=1m,nr_inodes=512,mode=0700") < 0)
 		return mounts_fail(-errno, err, errlen, "mount the tripwires' tmpfs");
+	if (!(text = malloc(TRIPWIRE_TEXT_MAX)))
+		r = mounts_fail(-ENOMEM, err, errlen, "tripwires");
 	for (size_t i = 0; i < n_lures && r == 0; i++)
 		if (lures[i].kind != LURE_DECOY)
-			r = plant_tripwire(m, &lures[i], i, err, errlen);
+			r = plant_tripwire(m, &lures[i], i, text, err, errlen);
+	free(text);
+	if (r == 0)
+		r = bind_whole_dirs(m, err, errlen);
 	/* The binds keep their files; the stage itself is reachable nowhere in the sandbox. */
 	if (umount2(stage, MNT_DETACH) < 0 || rmdir(stage) < 0)
 		return r ? r : mounts_fail(-errno, err, errlen, "detach the tripwires' tmpfs");
@@ -164,5 +249,7 @@ int sandbox_lures_plant(const struct sandbox_mounts *m, char *err, size_t errlen
 		if (lures[i].kind == LURE_DECOY &&
 		    (r = plant_decoy(m, lures[i].path, err, errlen)) < 0)
 			return r;
+	if ((r = make_cgroup_dir(m, err, errlen)) < 0)
+		return r;
 	return plant_tripwires(m, err, errlen);
 }

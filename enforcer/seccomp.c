@@ -31,6 +31,8 @@ static const struct {
 	{ "mount", "file system layout is fixed before the sandbox runs" },
 	{ "umount2", "could uncover what the sandbox's mounts hide" },
 	{ "pivot_root", "root is fixed" },
+	{ "chroot",
+	  "root is fixed (the kernel refuses it without CAP_SYS_CHROOT; here it is seen)" },
 	{ "move_mount", "new mount API" },
 	{ "open_tree", "new mount API: clones mounts" },
 	{ "fsopen", "new mount API" },
@@ -201,6 +203,49 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 	return add_netlink_rules(ctx);
 }
 
+/*
+ * Signals to the sandbox's init (pid 1 in its pid namespace): it is uid 0, so the kernel refuses
+ * them anyway (EPERM); refusing them here too makes the attempt an audited seccomp refusal, which
+ * the kernel's own refusal is not. detectors/rules-senses.c reads a refused kill, tkill or tgkill
+ * as aimed at init for that reason: keep the two in step.
+ */
+static int add_init_signal_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+				  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, 1))) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tkill), 1,
+				  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, 1))) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+				  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, 1))) < 0)
+		return log_errno(r, "seccomp: init signal rules");
+	return 0;
+}
+
+/*
+ * Allowed but recorded (SECCOMP_RET_LOG: the kernel writes the same audit record as for a
+ * refusal, with action "log"; the monitor stores it as seccomp.logged):
+ * - kill(-1), a signal to every process the sender may signal (the only kill logged: the
+ *   detectors read a logged kill as kill -1);
+ * - setrlimit, and prlimit64 with a new limit: a raise past the hard limit is refused by the
+ *   kernel without a trace, and the filter cannot read the limit (it is in memory), so every
+ *   change is recorded. Go's runtime raises its open-files soft limit at every start: a record,
+ *   not a finding.
+ */
+static int add_logged_rules(scmp_filter_ctx ctx)
+{
+	int r;
+
+	if ((r = seccomp_rule_add(ctx, SCMP_ACT_LOG, SCMP_SYS(kill), 1,
+				  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, 0xffffffff))) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_LOG, SCMP_SYS(setrlimit), 0)) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_LOG, SCMP_SYS(prlimit64), 1,
+				  SCMP_A2(SCMP_CMP_NE, 0))) < 0)
+		return log_errno(r, "seccomp: logged rules");
+	return 0;
+}
+
 /* Typing into the caller's terminal: the sandbox may inherit the harness's tty. */
 static int add_tty_rules(scmp_filter_ctx ctx)
 {
@@ -226,7 +271,8 @@ static int add_rules(scmp_filter_ctx ctx)
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
 				  SCMP_A0(SCMP_CMP_NE, 0xffffffff))) < 0)
 		return log_errno(r, "seccomp: personality rule");
-	if ((r = add_socket_rules(ctx)) < 0 || (r = add_tty_rules(ctx)) < 0)
+	if ((r = add_socket_rules(ctx)) < 0 || (r = add_tty_rules(ctx)) < 0 ||
+	    (r = add_init_signal_rules(ctx)) < 0 || (r = add_logged_rules(ctx)) < 0)
 		return r;
 	return 0;
 }

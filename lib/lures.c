@@ -26,6 +26,50 @@ const struct lure lures[] = {
 	{ "/proc/sys/kernel/unprivileged_bpf_disabled", LURE_KERNEL },
 	{ "/proc/sys/vm/overcommit_memory", LURE_KERNEL },
 	{ "/proc/sys/fs/suid_dumpable", LURE_KERNEL },
+	{ "/proc/sys/fs/protected_symlinks", LURE_KERNEL },
+	{ "/proc/sys/fs/protected_hardlinks", LURE_KERNEL },
+	{ "/proc/sys/kernel/perf_event_paranoid", LURE_KERNEL },
+	{ "/proc/sys/kernel/kexec_load_disabled", LURE_KERNEL },
+	{ "/proc/sys/kernel/ns_last_pid", LURE_KERNEL },
+	{ "/proc/sys/kernel/hotplug", LURE_KERNEL },
+	{ "/proc/sys/kernel/yama/ptrace_scope", LURE_KERNEL },
+	{ "/proc/sys/kernel/unprivileged_userns_clone", LURE_KERNEL },
+	{ "/proc/sys/user/max_user_namespaces", LURE_KERNEL },
+	{ "/proc/sys/vm/drop_caches", LURE_KERNEL },
+	/* the sandbox's own network namespace, but still the way out: forwarding, routing local
+	 * addresses out, and the JIT */
+	{ "/proc/sys/net/ipv4/ip_forward", LURE_KERNEL },
+	{ "/proc/sys/net/ipv4/conf/all/forwarding", LURE_KERNEL },
+	{ "/proc/sys/net/ipv4/conf/all/route_localnet", LURE_KERNEL },
+	{ "/proc/sys/net/ipv4/conf/all/rp_filter", LURE_KERNEL },
+	{ "/proc/sys/net/ipv4/ping_group_range", LURE_KERNEL },
+	{ "/proc/sys/net/ipv6/conf/all/forwarding", LURE_KERNEL },
+	{ "/proc/sys/net/ipv6/conf/all/disable_ipv6", LURE_KERNEL },
+	{ "/proc/sys/net/core/bpf_jit_enable", LURE_KERNEL },
+	/* the sandbox's init (pid 1, uid 0): what nsenter and a credential thief open first; the
+	 * kernel's own refusal (EACCES) leaves no trace. ns/ is one directory bound whole: its
+	 * entries are magic links, which cannot be bound over one by one. */
+	{ "/proc/1/environ", LURE_PROCESS },
+	{ "/proc/1/mem", LURE_PROCESS },
+	{ "/proc/1/maps", LURE_PROCESS },
+	{ "/proc/1/ns/cgroup", LURE_PROCESS },
+	{ "/proc/1/ns/ipc", LURE_PROCESS },
+	{ "/proc/1/ns/mnt", LURE_PROCESS },
+	{ "/proc/1/ns/net", LURE_PROCESS },
+	{ "/proc/1/ns/pid", LURE_PROCESS },
+	{ "/proc/1/ns/pid_for_children", LURE_PROCESS },
+	{ "/proc/1/ns/time", LURE_PROCESS },
+	{ "/proc/1/ns/time_for_children", LURE_PROCESS },
+	{ "/proc/1/ns/user", LURE_PROCESS },
+	{ "/proc/1/ns/uts", LURE_PROCESS },
+	/* the host's /etc, shown read-only: a write is refused by the mount before any hook sees
+	 * it. The account files read as the host's own. */
+	{ "/etc/passwd", LURE_SYSTEM },
+	{ "/etc/group", LURE_SYSTEM },
+	{ "/etc/crontab", LURE_SYSTEM },
+	{ "/etc/shadow", LURE_SECRET },
+	{ "/etc/gshadow", LURE_SECRET },
+	{ "/etc/sudoers", LURE_SECRET },
 	{ "/sys/kernel/uevent_helper", LURE_KERNEL }, /* run as root on every device event */
 
 	{ "/sys/fs/cgroup/cgroup.procs", LURE_CGROUP },
@@ -53,9 +97,30 @@ const size_t n_lures = ARRAY_SIZE(lures);
 
 const char *lure_kind_name(enum lure_kind k)
 {
-	static const char *const names[] = { "decoy", "kernel", "cgroup", "device" };
+	static const char *const names[] = { "decoy",	"kernel", "cgroup", "device",
+					     "process", "system", "secret" };
 
 	return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
+}
+
+int lure_refuses_reads(enum lure_kind k)
+{
+	return k == LURE_DEVICE || k == LURE_PROCESS || k == LURE_SECRET;
+}
+
+int lure_records_reads(enum lure_kind k)
+{
+	return k != LURE_SYSTEM;
+}
+
+int lure_where_present(enum lure_kind k)
+{
+	return k == LURE_KERNEL || k == LURE_PROCESS || k == LURE_SYSTEM || k == LURE_SECRET;
+}
+
+int lure_held_by_init(const struct lure *l)
+{
+	return strncmp(l->path, "/proc/sys/net/", 14) == 0;
 }
 
 const struct lure *lure_find(const char *path)

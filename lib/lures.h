@@ -5,7 +5,8 @@
  *
  * - a decoy is a credential-shaped file carrying the sandbox's marker; opening it is a finding,
  *   and the marker seen leaving (a DNS name, an argv) is exfiltration;
- * - a tripwire stands where a kernel tunable, a cgroup control file or a device node would be.
+ * - a tripwire stands where a kernel tunable, a cgroup control file, a device node, the
+ *   sandbox's init's /proc entries or a system account or secret file would be.
  *   It is a plain file the sandbox's uid may open, so the open reaches the monitor, which refuses
  *   it (EPERM) and records what was tried: the kernel's own refusal of the real file (a
  *   read-only mount, permissions) happens before any hook this kernel offers could see it.
@@ -16,10 +17,13 @@
 #include <stddef.h>
 
 enum lure_kind {
-	LURE_DECOY,  /* credential-shaped; reads allowed and recorded */
-	LURE_KERNEL, /* a kernel tunable: writes refused, reads allowed */
-	LURE_CGROUP, /* a cgroup control file: writes refused, reads allowed */
-	LURE_DEVICE, /* a device node: every open refused */
+	LURE_DECOY,   /* credential-shaped; reads allowed and recorded */
+	LURE_KERNEL,  /* a kernel tunable: writes refused, reads allowed */
+	LURE_CGROUP,  /* a cgroup control file: writes refused, reads allowed */
+	LURE_DEVICE,  /* a device node: every open refused */
+	LURE_PROCESS, /* the sandbox's init's environment, memory, namespaces: every open refused */
+	LURE_SYSTEM,  /* an account file (/etc/passwd): writes refused, reads allowed, unrecorded */
+	LURE_SECRET,  /* a secret only root reads (/etc/shadow, sudoers): every open refused */
 };
 
 struct lure {
@@ -36,8 +40,29 @@ struct lure {
 extern const struct lure lures[];
 extern const size_t n_lures;
 
-/* "decoy", "kernel", "cgroup", "device". */
+/* "decoy", "kernel", "cgroup", "device", "process", "system", "secret". */
 const char *lure_kind_name(enum lure_kind k);
+
+/* Whether a tripwire of kind k refuses a read-only open too (else only writes). */
+int lure_refuses_reads(enum lure_kind k);
+
+/* Whether a let-through read of kind k is recorded: not for account files, which every `ls -l`
+ * and `id` reads. */
+int lure_records_reads(enum lure_kind k);
+
+/*
+ * Whether a lure of kind k is planted only where the sandbox's tree already has the file (a
+ * kernel's tunable, init's entries in /proc, a host's file in the read-only /etc); the others
+ * are made where absent (in the sandbox's own /dev and /sys).
+ */
+int lure_where_present(enum lure_kind k);
+
+/*
+ * Whether the sandbox's init holds lure l open (O_PATH) for the monitor to reach through
+ * /proc/INIT/fd: /proc/sys/net resolves by the network namespace of whoever looks it up, so the
+ * monitor's lookup through /proc/INIT/root finds its own namespace's tunable, not the tripwire.
+ */
+int lure_held_by_init(const struct lure *l);
 
 /* The lure at path (inside the sandbox), or NULL. */
 const struct lure *lure_find(const char *path);

@@ -221,3 +221,32 @@ api() {
 expect_status() {
 	assert_eq "$(cat "$T/status")" "$1" "$2"
 }
+
+# verdict_rules SANDBOX: the rules of its verdicts, sorted, on one line.
+verdict_rules() {
+	"$FB" timeline "$1" --json | python3 -c '
+import json, sys
+print(" ".join(sorted(e["fields"]["rule"] for e in map(json.loads, sys.stdin) if e["kind"] == "verdict")))'
+}
+
+# attack_killed NAME RULE SCRIPT: in a fresh sandbox of tests/policies/attack.json ($POLICY),
+# SCRIPT (python) runs in step 1 of tool attack; the sandbox must be killed for RULE, and the
+# events that triggered the verdict carry step 1 and tool attack.
+attack_killed() {
+	local name=$1 rule=$2
+	printf '%s\n' "$3" >"$T/$name.py"
+	create_sandbox "$name" "$POLICY"
+	copy_in "$name" "$T/$name.py"
+	"$FB" exec "$name" --tool attack --step 1 -- python3 "/workspace/$name.py" >"$T/$name.out" 2>&1
+	wait_event "$name" action.kill || fail "$name: not killed ($(cat "$T/$name.out")): $("$FB" timeline "$name" --json | tail -5)"
+	wait_cgroup "$name" populated 0 || fail "$name: processes left after the kill"
+	case " $(verdict_rules "$name") " in *" $rule "*) ;; *) fail "$name: no $rule verdict: $(verdict_rules "$name")" ;; esac
+	"$FB" timeline "$name" --json | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+v = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == sys.argv[1]][0]
+trig = [e for e in ev if e["id"] in v["fields"]["event_ids"]]
+assert trig and all(e["step"] == 1 and e["tool"] == "attack" for e in trig), trig' "$rule" ||
+		fail "$name: the triggering event is not step 1's"
+	ok "$name: $rule, killed; the triggering event is step 1's"
+}

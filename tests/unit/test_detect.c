@@ -204,6 +204,28 @@ static void test_escape_class_seccomp_and_resources(void **state)
 	assert_int_equal(feed(st, 2, SEC, "t", "seccomp.denied",
 			      "{\"syscall\":39,\"name\":\"getpid\",\"action\":\"errno\"}", v),
 			 0);
+	/* A refused kill is one aimed at init (critical), a logged one kill(-1) (high); a logged
+	 * prlimit64 is a record, and a refused kill with no step (init's own) is not judged. */
+	assert_int_equal(feed(st, 10, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":62,\"name\":\"kill\",\"action\":\"errno\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "signal.beyond-step");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(feed(st, 11, SEC, "t", "seccomp.logged",
+			      "{\"syscall\":62,\"name\":\"kill\",\"action\":\"log\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "signal.beyond-step");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(feed(st, 12, SEC, "t", "seccomp.logged",
+			      "{\"syscall\":302,\"name\":\"prlimit64\",\"action\":\"log\"}", v),
+			 0);
+	assert_int_equal(feed(st, 13, SEC, "t", "seccomp.logged",
+			      "{\"syscall\":200,\"name\":\"tkill\",\"action\":\"log\"}", v),
+			 0);
+	assert_int_equal(feed(st, 14, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":161,\"name\":\"chroot\",\"action\":\"errno\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.seccomp");
 	/* cgroup.stats of the sandbox's own cgroup (no step): a rise fires, a repeat does not. */
 	event_init(&ev);
 	ev.id = 3;
