@@ -7,6 +7,7 @@
 
 #include "detect-internal.h"
 #include "macro.h"
+#include "names.h"
 
 /* Where instances fetch credentials: any attempt is an attack (the lesson's first move). */
 static int metadata_address(const char *dst)
@@ -102,9 +103,11 @@ static size_t attempt_rules(struct detect_state *st, const struct event *ev, con
 {
 	int64_t port = 0;
 	size_t k = 0;
-	/* The egress hook passes port 53 beyond loopback only to the sandbox's DNS gate, which
-	 * every tool may ask: resolving is not reaching (dns.* events show what was asked). */
-	int resolving = !refused && event_field_int(ev, "port", &port) && port == 53;
+	/* Port 53 of the sandbox's DNS gate, which every tool may ask: resolving is not reaching
+	 * (dns.* events show what was asked). Anywhere else, port 53 is as any other: in a sandbox
+	 * with no egress hook nothing refuses it, and "passed" means nothing was there to judge. */
+	int resolving = !refused && event_field_int(ev, "port", &port) && port == 53 &&
+			egress_gate_address(dst);
 
 	if (metadata_address(dst) && k < max) {
 		detect_verdict_init(&out[k], ev, RULE_NET_METADATA, DETECT_CRITICAL);

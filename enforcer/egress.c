@@ -13,6 +13,7 @@
 #include "egress-rules.h"
 #include "log.h"
 #include "macro.h"
+#include "names.h"
 #include "netns.h"
 #include "policy/policy.h"
 
@@ -21,20 +22,21 @@ void egress_link_of(unsigned k, struct egress_link *ret)
 	unsigned base = (64 * k) & 0xffff; /* /26 number k inside 10.199.0.0/16 (k < 1024) */
 
 	snprintf(ret->gate_if, sizeof(ret->gate_if), "fb-s%u", k);
-	snprintf(ret->gate4, sizeof(ret->gate4), "10.199.%u.%u", (base >> 8) & 0xff,
+	snprintf(ret->gate4, sizeof(ret->gate4), EGRESS_NET4 "%u.%u", (base >> 8) & 0xff,
 		 (base & 0xc0) + 1);
-	snprintf(ret->sandbox4, sizeof(ret->sandbox4), "10.199.%u.%u", (base >> 8) & 0xff,
+	snprintf(ret->sandbox4, sizeof(ret->sandbox4), EGRESS_NET4 "%u.%u", (base >> 8) & 0xff,
 		 (base & 0xc0) + 2);
-	snprintf(ret->gate6, sizeof(ret->gate6), "fd66:6272:fb:%x::1", k);
-	snprintf(ret->sandbox6, sizeof(ret->sandbox6), "fd66:6272:fb:%x::2", k);
+	snprintf(ret->gate6, sizeof(ret->gate6), EGRESS_NET6 "%x::1", k);
+	snprintf(ret->sandbox6, sizeof(ret->sandbox6), EGRESS_NET6 "%x::2", k);
 }
 
 void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *ret6, size_t size6)
 {
 	unsigned base = (64 * k) & 0xffff;
 
-	snprintf(ret4, size4, "10.199.%u.%u", (base >> 8) & 0xff, (base & 0xc0) + 3 + (t & 0x3f));
-	snprintf(ret6, size6, "fd66:6272:fb:%x::%x", k, 0x100 + t);
+	snprintf(ret4, size4, EGRESS_NET4 "%u.%u", (base >> 8) & 0xff,
+		 (base & 0xc0) + 3 + (t & 0x3f));
+	snprintf(ret6, size6, EGRESS_NET6 "%x::%x", k, 0x100 + t);
 }
 
 /*

@@ -11,4 +11,15 @@
 /* The gate's network namespace: every sandbox's only link leads there (enforcer/egress.h). */
 #define EGRESS_GATE_NETNS "firebreak-gate"
 
+/*
+ * The sandboxes' links: sandbox k's is the /26 number k of EGRESS_NET4 (the gate .1 of it, the
+ * sandbox .2, its tools from .3) and EGRESS_NET6:k::/64 (gate ::1). The detectors know the DNS
+ * gate by these: port 53 to it is resolving, not reaching out.
+ */
+#define EGRESS_NET4 "10.199."
+#define EGRESS_NET6 "fd66:6272:fb:"
+
+/* Whether address (text, as inet_ntop writes it) is a sandbox link's gate. */
+int egress_gate_address(const char *address);
+
 #endif

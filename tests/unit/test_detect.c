@@ -1001,7 +1001,7 @@ static void test_dns_tunnel_many_names_and_txt_bursts(void **state)
 	detect_state_free(st);
 }
 
-/* Resolving is open to every tool: DNS the egress hook passed (only to the gate) is no reach. */
+/* Resolving is open to every tool: DNS to the gate that the egress hook passed is no reach. */
 static void test_dns_to_the_gate_is_not_out_of_scope(void **state)
 {
 	struct detect_state *st = new_state(1);
@@ -1019,6 +1019,20 @@ static void test_dns_to_the_gate_is_not_out_of_scope(void **state)
 			      "{\"dst\":\"10.199.0.65\",\"port\":80,\"egress_hook\":\"passed\"}",
 			      v),
 			 1);
+	/* "passed" anywhere but a gate: a sandbox with no egress hook, where nothing refuses. */
+	assert_int_equal(feed(st, 4, SEC, "run_tests", "net.sendmsg",
+			      "{\"dst\":\"10.9.9.9\",\"port\":53,\"egress_hook\":\"passed\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "tool.network-out-of-scope");
+	assert_int_equal(feed(st, 5, SEC, "run_tests", "net.sendmsg",
+			      "{\"dst\":\"10.199.0.66\",\"port\":53,\"egress_hook\":\"passed\"}",
+			      v),
+			 1);
+	assert_int_equal(feed(st, 6, SEC, "run_tests", "net.connect",
+			      "{\"dst\":\"fd66:6272:fb:3::1\",\"port\":53,\"egress_hook\":"
+			      "\"passed\"}",
+			      v),
+			 0);
 	detect_state_free(st);
 }
 
