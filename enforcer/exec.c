@@ -339,6 +339,9 @@ static void exec_tell_caller(const struct exec_call *c)
 			c->why);
 }
 
+/* How long processes already SIGKILLed with their cgroup get to finish dying. */
+#define LEFTOVER_DYING_MS 200
+
 /*
  * What the tool left running dies with its step; step.end says how the call ended. Returns the
  * tool's exit status, 128+N if signal N killed it.
@@ -351,6 +354,11 @@ static int exec_finish(struct exec_call *c)
 	json_t *fields;
 
 	leftover = cgroup_populated(c->rel) == 1;
+	/* A tool dead of SIGKILL was most often killed with its whole cgroup (the monitor's kill of
+	 * the sandbox, an OOM kill): what it left is dying already and was not left behind. */
+	if (leftover && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+	    cgroup_wait_empty(c->rel, LEFTOVER_DYING_MS) == 0)
+		leftover = 0;
 	if (leftover)
 		cgroup_kill(c->rel);
 	cgroup_memory_peak(c->rel, &peak);

@@ -241,6 +241,7 @@ attack_killed() {
 	wait_event "$name" action.kill || fail "$name: not killed ($(cat "$T/$name.out")): $("$FB" timeline "$name" --json | tail -5)"
 	wait_cgroup "$name" populated 0 || fail "$name: processes left after the kill"
 	case " $(verdict_rules "$name") " in *" $rule "*) ;; *) fail "$name: no $rule verdict: $(verdict_rules "$name")" ;; esac
+	case " $(verdict_rules "$name") " in *" behavior.step-outlived "*) fail "$name: the kill's own victims were taken for processes left behind" ;; esac
 	"$FB" timeline "$name" --json | python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]

@@ -112,7 +112,9 @@ try:
 except OSError:
     pass
 time.sleep(10)'
-attack_killed rcgroup escape.cgroup-write 'import os, time
+# With children of its own: killed with the sandbox, they are no processes left behind.
+attack_killed rcgroup escape.cgroup-write 'import os, subprocess, time
+[subprocess.Popen(["/usr/bin/sleep", "30"]) for _ in range(30)]
 os.mkdir("/sys/fs/cgroup/escape")
 time.sleep(10)'
 attack_killed rpasswd escape.tripwire 'import time
