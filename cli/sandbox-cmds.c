@@ -24,8 +24,8 @@ static const char create_usage[] =
 static const char exec_usage[] =
 	"Usage: firebreak exec NAME --tool TOOL [--step N] [--call-id ID] -- PROG [ARGS...]\n"
 	"Runs one tool call in sandbox NAME if TOOL's scope in the policy allows PROG ARGS; exits\n"
-	"with its status (128+N if killed by signal N), or 126 with one line naming the rule that\n"
-	"refused it.\n"
+	"with its status (128+N if killed by signal N), 126 with one line naming the rule that\n"
+	"refused it, or 125 if the sandbox was frozen while it ran (the call is held there).\n"
 	"  --tool TOOL     the calling tool (gen_ai.tool.name)\n"
 	"  --step N        the step number (default: the sandbox's next)\n"
 	"  --call-id ID    the tool call's id (gen_ai.tool.call.id), to join the agent's trace\n";

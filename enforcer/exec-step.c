@@ -109,7 +109,22 @@ int exec_step_exec_error(struct exec_step *s)
 	return err;
 }
 
-int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout_ns,
+/*
+ * Whether cgroup.events, open at efd, says "frozen 1". Reading it through efd is also what
+ * rearms efd's POLLPRI: until then, poll reports the change again at once.
+ */
+static int events_say_frozen(int efd)
+{
+	char buf[256];
+	ssize_t n = pread(efd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "frozen 1\n") != NULL;
+}
+
+int exec_step_wait(pid_t pid, int pfd, int sfd, int efd, const char *rel, int64_t timeout_ns,
 		   int *ret_status, int *ret_why)
 {
 	int64_t deadline = timeout_ns > 0 ? time_now_ns() + timeout_ns : 0;
@@ -117,13 +132,15 @@ int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout
 
 	*ret_why = 0;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = pfd, .events = POLLIN },
-				       { .fd = sfd, .events = POLLIN } };
+		/* cgroup.events wakes pollers with POLLPRI when it changes */
+		struct pollfd p[3] = { { .fd = pfd, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = efd, .events = POLLPRI } };
 		int64_t left = deadline ? deadline - time_now_ns() : -1;
 		int ms = left < 0			     ? -1
 			 : left / NSEC_PER_MSEC > 0x7fffffff ? 0x7fffffff
 							     : (int)(left / NSEC_PER_MSEC);
-		int n = poll(p, 2, deadline && left <= 0 ? 0 : ms);
+		int n = poll(p, efd >= 0 ? 3 : 2, deadline && left <= 0 ? 0 : ms);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -131,6 +148,10 @@ int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout
 			return -errno;
 		if (n > 0 && (p[0].revents & POLLIN))
 			break;
+		if (n > 0 && (p[2].revents & (POLLPRI | POLLERR)) && events_say_frozen(efd)) {
+			*ret_why = EXEC_WHY_FROZEN;
+			return 0;
+		}
 		if (n > 0 && (p[1].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 

@@ -59,13 +59,18 @@ pid_t exec_step_clone(const struct exec_step *s, int *ret_pidfd);
  */
 int exec_step_exec_error(struct exec_step *s);
 
+/* *ret_why of exec_step_wait: the sandbox was frozen under the call. */
+#define EXEC_WHY_FROZEN (-1)
+
 /*
  * Waits for pid (pfd: its pidfd) until timeout_ns (0: none) or a signal to us (sfd: a signalfd for
  * SIGINT, SIGTERM, SIGHUP): either kills the whole step cgroup rel, so an interrupted harness
  * never leaves a tool call running. *ret_why says which: 0 exited, 1 timed out, or the signal
- * number. 0 and *ret_status, or -errno.
+ * number. Or the sandbox was frozen (efd: its v2 cgroup.events open, or -1):
+ * EXEC_WHY_FROZEN, and nothing is killed or reaped, as a frozen call is the operator's to look
+ * at. 0 and *ret_status (not for a freeze), or -errno.
  */
-int exec_step_wait(pid_t pid, int pfd, int sfd, const char *rel, int64_t timeout_ns,
+int exec_step_wait(pid_t pid, int pfd, int sfd, int efd, const char *rel, int64_t timeout_ns,
 		   int *ret_status, int *ret_why);
 
 #endif

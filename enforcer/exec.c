@@ -3,6 +3,7 @@
  * runs; an allowed call runs in a new step cgroup, inside the sandbox's namespaces, as its
  * unprivileged uid, with no capabilities, no_new_privs, only the fds 0-2, and the seccomp filters.
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -317,9 +318,19 @@ static int exec_spawn(struct exec_call *c)
 
 static int exec_wait(struct exec_call *c)
 {
-	int r = exec_step_wait(c->pid, c->pidfd, c->sfd, c->rel, c->timeout_ns, &c->status,
-			       &c->why);
+	char path[PATH_MAX + 16], dir[PATH_MAX];
+	int efd = -1, r;
 
+	/* Frozen under the call (a verdict's freeze): its caller hears of it at once rather than
+	 * after call_timeout. */
+	if (cgroup_v2_dir(c->sbrel, dir, sizeof(dir)) == 0) {
+		snprintf(path, sizeof(path), "%s/cgroup.events", dir);
+		efd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	r = exec_step_wait(c->pid, c->pidfd, c->sfd, efd, c->rel, c->timeout_ns, &c->status,
+			   &c->why);
+	if (efd >= 0)
+		close(efd);
 	close(c->pidfd);
 	return r;
 }
@@ -337,6 +348,38 @@ static void exec_tell_caller(const struct exec_call *c)
 		fprintf(stderr,
 			"firebreak exec: interrupted by signal %d; the tool call was killed\n",
 			c->why);
+	if (c->why == EXEC_WHY_FROZEN)
+		fprintf(stderr,
+			"firebreak exec: sandbox %s was frozen while %s ran (see firebreak "
+			"timeline "
+			"%s); the call is held there, unfinished, until it is thawed or killed\n",
+			c->req->name, c->req->tool, c->req->name);
+}
+
+/*
+ * A call under a freeze: its caller is told (SANDBOX_EXIT_FROZEN), and step.end says it was frozen,
+ * not how it ended. Its processes and cgroup stay as they are, for whoever looks at the freeze;
+ * a thaw lets them go on, a kill or destroy ends them.
+ */
+static int exec_finish_frozen(struct exec_call *c)
+{
+	struct event ev;
+
+	c->made_cgroup = 0;
+	c->registered = 0;
+	exec_tell_caller(c);
+	make_event(&ev, c->req, c->step, "step.end",
+		   json_pack("{s:n, s:n, s:I, s:b, s:b, s:b}", "exit_code", "signal", "duration_ns",
+			     (json_int_t)(time_now_ns() - c->t0), "timed_out", 0, "leftover_killed",
+			     0, "frozen", 1));
+	if (c->rp) {
+		report_event(c->rp, &ev);
+		if (report_wait(c->rp) < 0)
+			log_warn("firebreak exec: the monitor did not record step %lld",
+				 (long long)c->step);
+	}
+	event_clear(&ev);
+	return SANDBOX_EXIT_FROZEN;
 }
 
 /* How long processes already SIGKILLed with their cgroup get to finish dying. */
@@ -352,6 +395,9 @@ static int exec_finish(struct exec_call *c)
 	uint64_t peak = 0;
 	struct event ev;
 	json_t *fields;
+
+	if (why == EXEC_WHY_FROZEN)
+		return exec_finish_frozen(c);
 
 	leftover = cgroup_populated(c->rel) == 1;
 	/* A tool dead of SIGKILL was most often killed with its whole cgroup (the monitor's kill of

@@ -15,6 +15,9 @@
 /* The exit status of a refused tool call (as a shell's "found but not executable"). */
 #define SANDBOX_EXIT_REFUSED 126
 
+/* The exit status of a tool call the sandbox was frozen under: it is held, unfinished. */
+#define SANDBOX_EXIT_FROZEN 125
+
 /* What a policy sets for a whole sandbox. */
 struct sandbox_limits {
 	uid_t uid;
@@ -42,8 +45,8 @@ struct sandbox_exec_request {
 	char **argv;
 };
 
-/* Runs one tool call; returns its exit status (0-255; 126 refused, 128+N killed by signal N), or
- * -errno after printing one line. */
+/* Runs one tool call; returns its exit status (0-255; 126 refused, 125 frozen under it, 128+N
+ * killed by signal N), or -errno after printing one line. */
 int sandbox_exec(const struct config *cfg, const struct sandbox_exec_request *req);
 
 /* Kills whatever is left and removes the sandbox's cgroups, namespaces, mounts and state. */

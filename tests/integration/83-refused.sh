@@ -123,3 +123,32 @@ try:
 except OSError:
     pass
 time.sleep(10)'
+
+# A freeze under a running call: the caller hears of it at once (125, one line), not after the
+# tool's 60 s call_timeout, and the frozen step is left as it is for the operator.
+create_sandbox rfrozen "$POLICY"
+printf '%s\n' 'import socket, time
+s = socket.socket()
+s.settimeout(1)
+try:
+    s.connect(("10.9.9.9", 80))
+except OSError:
+    pass
+time.sleep(30)' >"$T/frozen.py"
+copy_in rfrozen "$T/frozen.py"
+t0=$(date +%s%N)
+"$FB" exec rfrozen --tool attack --step 1 -- python3 /workspace/frozen.py >"$T/frozen.out" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+assert_eq "$rc" 125 "a call frozen under it exits 125 ($(cat "$T/frozen.out"))"
+[ "$ms" -lt 10000 ] || fail "the frozen call took $ms ms to return"
+grep -q "was frozen while attack ran" "$T/frozen.out" || fail "no line saying the call was frozen: $(cat "$T/frozen.out")"
+wait_event rfrozen step.end || fail "no step.end for the frozen call"
+"$FB" timeline rfrozen --json | grep '"kind":"step.end"' | grep '"step":1,' | grep -q '"frozen":true' ||
+	fail "step.end does not say the call was frozen: $("$FB" timeline rfrozen --json | grep step.end)"
+wait_cgroup rfrozen frozen 1 || fail "the sandbox is not frozen"
+ok "a freeze under a running call: exit 125 after $ms ms, step.end frozen, the step held for the operator"
+check "destroy the frozen sandbox" "$FB" destroy rfrozen
+for s in rprobe rhonest rnsenter rkill rchroot rcgroup rpasswd; do "$FB" destroy "$s" >/dev/null 2>&1; done
+FB_SANDBOXES=""
+assert_no_leftovers "after the refused-attempt tests"
