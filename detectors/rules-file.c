@@ -90,7 +90,8 @@ static size_t persistence(struct detect_state *st, const struct event *ev,
 	if ((c & FILEPATH_PYTHON_HOOK) && (c & FILEPATH_SITE_DIR) && n > 4 &&
 	    strcmp(path + n - 4, ".pth") == 0)
 		c &= ~(unsigned)FILEPATH_PYTHON_HOOK;
-	if (!(c & (FILEPATH_SHELL_RC | FILEPATH_PYTHON_HOOK | FILEPATH_GIT_HOOK | FILEPATH_CRON)))
+	if (!(c & (FILEPATH_SHELL_RC | FILEPATH_PYTHON_HOOK | FILEPATH_GIT_HOOK | FILEPATH_CRON |
+		   FILEPATH_LOGIN_KEY)))
 		return 0;
 	if (strncmp(st->persist_last, path, sizeof(st->persist_last) - 1) == 0)
 		return 0; /* the same file again (a create, then its write): one verdict */
@@ -100,6 +101,7 @@ static size_t persistence(struct detect_state *st, const struct event *ev,
 		 c & FILEPATH_SHELL_RC	    ? "shell start-up file"
 		 : c & FILEPATH_PYTHON_HOOK ? "Python start-up hook"
 		 : c & FILEPATH_GIT_HOOK    ? "git hook"
+		 : c & FILEPATH_LOGIN_KEY   ? "login key list"
 					    : "crontab",
 		 path);
 	return 1;

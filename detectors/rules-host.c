@@ -70,6 +70,9 @@ static const char *const escape_syscalls[] = {
 	"adjtimex",
 	"syslog",
 	"fanotify_init",
+	/* device nodes: the filter refuses mknod of a block or character device only */
+	"mknod",
+	"mknodat",
 	/* identities: the sandbox's second filter refuses any change away from the tool's
 	 * own uid and gid (enforcer/seccomp-ids.c) */
 	"setuid",

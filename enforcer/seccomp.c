@@ -195,6 +195,14 @@ static int add_socket_rules(scmp_filter_ctx ctx)
 			     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, (scmp_datum_t)fam))) < 0)
 			return log_errno(r, "seccomp: socket family rule");
 	}
+	/* Raw inet sockets need CAP_NET_RAW, which no tool has: the kernel would refuse them, but
+	 * only this refusal is seen (ping, a packet forger, a scanner). */
+	for (size_t i = 0; i < 2; i++)
+		if ((r = seccomp_rule_add(
+			     ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+			     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, i ? AF_INET6 : AF_INET),
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW))) < 0)
+			return log_errno(r, "seccomp: raw socket rule");
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
 				  SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_MAX))) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socketpair), 1,

@@ -82,6 +82,8 @@ static unsigned persistence(const char *path, const char *base)
 	if (strncmp(path, "/var/spool/cron/", 16) == 0 || strncmp(path, "/etc/cron", 9) == 0 ||
 	    strcmp(base, "crontab") == 0)
 		c |= FILEPATH_CRON;
+	if (strstr(path, "/.ssh/authorized_keys"))
+		c |= FILEPATH_LOGIN_KEY;
 	return c;
 }
 

@@ -18,12 +18,14 @@ enum {
 	FILEPATH_PROC_PEEK = 1 << 6,   /* /proc/N/{environ,mem,maps,...} of a process N */
 	FILEPATH_KERNEL = 1 << 7,      /* /proc/kcore and the masked /proc files, /sys */
 	FILEPATH_SITE_DIR = 1 << 8,    /* directly in a site-packages or dist-packages directory */
+	FILEPATH_LOGIN_KEY = 1 << 9,   /* .ssh/authorized_keys(2): who may log in */
 };
 
 /* Everything a sensitive path is: such paths are always individual events. */
 #define FILEPATH_SENSITIVE                                                                         \
 	(FILEPATH_CREDENTIAL | FILEPATH_SHELL_RC | FILEPATH_PYTHON_HOOK | FILEPATH_GIT_HOOK |      \
-	 FILEPATH_CRON | FILEPATH_HISTORY | FILEPATH_PROC_PEEK | FILEPATH_KERNEL)
+	 FILEPATH_CRON | FILEPATH_HISTORY | FILEPATH_PROC_PEEK | FILEPATH_KERNEL |                 \
+	 FILEPATH_LOGIN_KEY)
 
 /* The FILEPATH_* bits of path (absolute, as the sandbox sees it); 0 for an ordinary file. */
 unsigned filepath_class(const char *path);

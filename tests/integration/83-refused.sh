@@ -38,6 +38,8 @@ attempt("passwd-write", opener("/etc/passwd", "a"))
 attempt("shadow", opener("/etc/shadow", "r"))
 attempt("ip_forward", opener("/proc/sys/net/ipv4/ip_forward", "w"))
 attempt("cgroup-mkdir", lambda: os.mkdir("/sys/fs/cgroup/fbx"))
+import socket
+attempt("raw-socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
 print("passwd-read", "root:" in open("/etc/passwd").read())
 PY
 create_sandbox rprobe "$T/alert.json"
@@ -53,6 +55,7 @@ passwd-write refused 1
 shadow refused 1
 ip_forward refused 1
 cgroup-mkdir done
+raw-socket refused 1
 passwd-read True" "what each attempt got back (EPERM where the kernel would refuse, ESRCH from kill(-1, 0) with nothing to signal; the mkdir lands in the sandbox's own tmpfs)"
 sleep 0.5
 "$FB" timeline rprobe --json >"$T/rprobe.json"
@@ -72,6 +75,8 @@ for path, lure in [("/proc/1/environ", "process"), ("/proc/1/ns/mnt", "process")
                    ("/proc/sys/net/ipv4/ip_forward", "kernel")]:
     one("lure.tripwire", path=path, lure=lure, refused=True)
 one("file.create", path="/sys/fs/cgroup/fbx")
+assert [e for e in ev if e["kind"] == "seccomp.denied" and e["fields"]["name"] == "socket"
+        and e["step"] == 1], "no refused raw socket"
 reads = [e for e in ev if e["kind"] == "lure.tripwire" and e["fields"]["path"] == "/etc/passwd"
          and not e["fields"]["refused"]]
 assert not reads, reads
@@ -117,6 +122,12 @@ attack_killed rcgroup escape.cgroup-write 'import os, subprocess, time
 [subprocess.Popen(["/usr/bin/sleep", "30"]) for _ in range(30)]
 os.mkdir("/sys/fs/cgroup/escape")
 time.sleep(10)'
+attack_killed rmknod escape.seccomp 'import os, stat, time
+try:
+    os.mknod("/tmp/sda", stat.S_IFBLK | 0o600, os.makedev(8, 0))
+except OSError:
+    pass
+time.sleep(10)'
 attack_killed rpasswd escape.tripwire 'import time
 try:
     open("/etc/passwd", "a").write("x::0:0::/:/bin/sh\n")
@@ -149,6 +160,6 @@ wait_event rfrozen step.end || fail "no step.end for the frozen call"
 wait_cgroup rfrozen frozen 1 || fail "the sandbox is not frozen"
 ok "a freeze under a running call: exit 125 after $ms ms, step.end frozen, the step held for the operator"
 check "destroy the frozen sandbox" "$FB" destroy rfrozen
-for s in rprobe rhonest rnsenter rkill rchroot rcgroup rpasswd; do "$FB" destroy "$s" >/dev/null 2>&1; done
+for s in rprobe rhonest rnsenter rkill rchroot rcgroup rmknod rpasswd; do "$FB" destroy "$s" >/dev/null 2>&1; done
 FB_SANDBOXES=""
 assert_no_leftovers "after the refused-attempt tests"

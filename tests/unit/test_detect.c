@@ -226,6 +226,10 @@ static void test_escape_class_seccomp_and_resources(void **state)
 			      "{\"syscall\":161,\"name\":\"chroot\",\"action\":\"errno\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.seccomp");
+	assert_int_equal(feed(st, 15, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":133,\"name\":\"mknod\",\"action\":\"errno\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "escape.seccomp");
 	/* cgroup.stats of the sandbox's own cgroup (no step): a rise fires, a repeat does not. */
 	event_init(&ev);
 	ev.id = 3;
@@ -772,6 +776,10 @@ static void test_file_rules(void **state)
 	assert_string_equal(v[0].rule, "file.persistence");
 	assert_int_equal(feed(st, 6, 12 * SEC, "t", "file.write", "{\"path\":\"/tmp/x.pth\"}", v),
 			 1);
+	assert_int_equal(feed(st, 60, 12 * SEC, "t", "file.write",
+			      "{\"path\":\"/home/agent/.ssh/authorized_keys\"}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.persistence");
 	assert_int_equal(
 		feed(st, 7, 12 * SEC, "t", "file.write",
 		     "{\"path\":\"/tmp/v/lib/python3.11/site-packages/distutils-precedence.pth\"}",
