@@ -275,8 +275,8 @@ int proc_tracer_drain(struct proc_tracer *t,
 const char *proc_tracer_kind_name(unsigned kind)
 {
 	static const char *const names[PROC_TRACE_KINDS] = {
-		"exec",	  "fork",   "exit", "socket", "connect", "sendmsg", "unix",
-		"sysctl", "cgroup", "bind", "listen", "accept",	 "signal",  "rename",
+		"exec",	  "fork", "exit",   "socket", "connect", "sendmsg", "unix", "sysctl",
+		"cgroup", "bind", "listen", "accept", "signal",	 "rename",  "oom",
 	};
 
 	return kind < PROC_TRACE_KINDS ? names[kind] : "?";
