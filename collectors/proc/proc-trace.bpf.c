@@ -363,7 +363,7 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u32 kind, cons
 	/* Who asked, by its executable (comm a process may rename): for a shell, only /dev/tcp
 	 * and /dev/udp connect, and that is a reverse shell's first move. */
 	if (kind != PROC_TRACE_BIND) {
-		struct task_struct *task = bpf_get_current_task_btf();
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 		e->path[0] = '\0';
 		bpf_probe_read_kernel_str(
