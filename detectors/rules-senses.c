@@ -115,12 +115,17 @@ static size_t shell_connect(const struct event *ev, struct detect_verdict *v)
 /* An exec whose arguments are a reverse shell (lib/cmdline.h). */
 static size_t signature(const struct event *ev, const char *path, struct detect_verdict *v)
 {
-	json_t *f = event_get_fields(ev);
 	const char *argv[CMDLINE_ARGS_MAX];
-	size_t argc = cmdline_from_json(json_object_get(f, "argv"), argv, CMDLINE_ARGS_MAX);
 	char why[160];
-	int hit = cmdline_reverse_shell(path, argv, argc, why, sizeof(why));
+	json_t *f;
+	size_t argc;
+	int hit;
 
+	if (!cmdline_may_reverse_shell(path)) /* most execs: no argv decoded */
+		return 0;
+	f = event_get_fields(ev);
+	argc = cmdline_from_json(json_object_get(f, "argv"), argv, CMDLINE_ARGS_MAX);
+	hit = cmdline_reverse_shell(path, argv, argc, why, sizeof(why));
 	json_decref(f);
 	if (!hit)
 		return 0;

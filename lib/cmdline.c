@@ -408,6 +408,14 @@ static int interpreter_code(const char *code, char *why, size_t size)
 	return 0;
 }
 
+int cmdline_may_reverse_shell(const char *path)
+{
+	const char *b = base(path);
+
+	return family_of(b) != F_NONE || nc_name(b) || strcmp(b, "socat") == 0 ||
+	       strcmp(b, "busybox") == 0;
+}
+
 int cmdline_reverse_shell(const char *path, const char *const *argv, size_t argc, char *why,
 			  size_t size)
 {

@@ -18,6 +18,12 @@
 size_t cmdline_from_json(const json_t *argv, const char **out, size_t max);
 
 /*
+ * Whether cmdline_reverse_shell could find anything in an exec of path (a shell, an interpreter,
+ * a network tool, busybox): the cheap test before its arguments are decoded.
+ */
+int cmdline_may_reverse_shell(const char *path);
+
+/*
  * Whether the exec of path with argv (argv[0] included) carries a reverse shell's signature: nc
  * or ncat told to run a program (-e, -c), socat joining exec:/system: to a network address, a
  * shell's -c string reaching a non-loopback host through /dev/tcp or piping a shell to or from
