@@ -313,6 +313,27 @@ assert "stdin_pipe" not in b[0] or b[0]["stdin_pipe"] != b[0]["stdout_pipe"], b'
 	fail "the pipe joining base64 -d and sh"
 ok "echo ... | base64 -d | sh: the pipe's inode on both execs, exec.pipe-to-shell high, frozen"
 check "destroy ps13" "$FB" destroy ps13
+# And downloaded: curl from a server on the sandbox's own loopback into bash.
+cat >"$T/curl.py" <<'PY'
+import functools, http.server, subprocess, threading
+open("/workspace/i.sh", "w").write("sleep 5\n")
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory="/workspace")
+srv = http.server.HTTPServer(("127.0.0.1", 8767), h)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+subprocess.run(["sh", "-c", "curl -s http://127.0.0.1:8767/i.sh | bash"])
+PY
+create_sandbox ps16 "$POLICY"
+copy_in ps16 "$T/curl.py"
+"$FB" exec ps16 --tool attack --step 96 -- python3 /workspace/curl.py >/dev/null 2>&1 &
+wait_verdict ps16 "exec.pipe-to-shell high freeze" || fail "curl | bash is not exec.pipe-to-shell"
+wait_cgroup ps16 frozen 1 || fail "ps16 is not frozen"
+events ps16 | python3 -c '
+import json, sys
+v = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "verdict"]
+assert [e["fields"]["reason"] for e in v] == ["bash runs code piped from curl (downloaded)"], v' ||
+	fail "curl | bash: one verdict, downloaded"
+ok "curl from loopback | bash: exec.pipe-to-shell high (downloaded), the only verdict, frozen"
+check "destroy ps16" "$FB" destroy ps16
 
 # 11. Another process's memory opened: critical, killed.
 cat >"$T/mem.py" <<'PY'

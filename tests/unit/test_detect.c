@@ -547,6 +547,9 @@ static void test_reverse_shell_signatures(void **state)
 	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c",
 			  "import sqlite3, subprocess; sqlite3.connect('x.db'); "
 			  "subprocess.run(['pytest'])"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c",
+			  "import socket, subprocess; socket.create_connection(('127.0.0.1', 5432))"
+			  ".close(); subprocess.run(['psql', '-c', 'select 1'])"));
 	assert_true(QUIET(st, "/usr/bin/python3", "python3", "tool.py", "-c",
 			  "socket connect dup2 /bin/sh pty.spawn"));
 	assert_true(QUIET(st, "/usr/bin/perl", "perl", "-MIO::Socket::INET", "-e", "print 1"));
