@@ -30,6 +30,7 @@ struct detect_dns_query {
 };
 #define DETECT_IMAGES_MAX 32 /* execs remembered for loader-injection (who set a variable) */
 #define DETECT_REFUSED_MAX 8 /* refused connects remembered for the reverse-shell rule */
+#define DETECT_PIPES_MAX 16  /* pipeline ends remembered for exec.pipe-to-shell */
 #define DETECT_FILE_STEPS 8  /* steps whose start and credential opens the file rules keep */
 #define DETECT_CRED_DIRS 4   /* distinct directories of credential opens kept per step */
 
@@ -86,6 +87,19 @@ struct detect_state {
 		int64_t ts, id;
 	} refused[DETECT_REFUSED_MAX];
 	size_t refused_next;
+
+	/* The last pipeline ends (exec.pipe-to-shell): a decoder's or downloader's stdout pipe
+	 * (feeder), a shell's or interpreter's stdin pipe that it reads code from. */
+	struct {
+		int64_t step, ts, id;
+		int64_t pipe; /* 0: empty */
+		int feeder;
+		char name[16];
+	} pipes[DETECT_PIPES_MAX];
+	size_t pipes_next;
+	/* OOM kills seen by the tracer (proc.oom-kill) less those the cgroup's counter showed
+	 * (negative: counted first), as of oom_ts: one verdict per kill (rules-host.c). */
+	int64_t oom_balance, oom_ts;
 
 	/* Resource counters of the sandbox's cgroup, as last seen. */
 	int64_t oom_kills, pids_max_hits;

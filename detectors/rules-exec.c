@@ -9,9 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "detect-internal.h"
 #include "loader-env.h"
 #include "macro.h"
+
+/* The two ends of a pipeline start together: this is generous. */
+#define PIPE_WINDOW_NS (10LL * 1000 * 1000 * 1000)
 
 static const char *base_name(const char *path)
 {
@@ -168,12 +172,18 @@ static size_t masquerade(const struct event *ev, const char *path, struct detect
 	if (daemon_name(ev->comm)) {
 		strscpy(name, sizeof(name), ev->comm);
 	} else if (a0) {
-		/* "kworker/0:1", "/usr/sbin/sshd", and ps's "[kthreadd]" form of a kernel thread.
-		 */
+		/* "kworker/0:1", "/usr/sbin/sshd", ps's "[kthreadd]" form of a kernel thread, and
+		 * the titles daemons give themselves: "sshd: root@pts/0", "sshd: user [priv]". The
+		 * first word is the name, its trailing ':' stripped. */
+		const char *a = a0 + strspn(a0, " ");
+		int bracket = a[0] == '[';
 		char arg[64];
+		size_t n;
 
-		strscpy(arg, sizeof(arg), a0 + (a0[0] == '['));
-		arg[strcspn(arg, "]")] = '\0';
+		strscpy(arg, sizeof(arg), a + bracket);
+		arg[strcspn(arg, bracket ? "]" : " ")] = '\0';
+		if ((n = strlen(arg)) > 1 && arg[n - 1] == ':')
+			arg[n - 1] = '\0';
 		if (daemon_name(arg) || daemon_name(base_name(arg)))
 			strscpy(name, sizeof(name), arg);
 	}
@@ -184,6 +194,66 @@ static size_t masquerade(const struct event *ev, const char *path, struct detect
 	snprintf(v->reason, sizeof(v->reason), "%.100s runs under the name of a system daemon, %s",
 		 path, name);
 	return 1;
+}
+
+/*
+ * A shell or interpreter reading its code from a pipe whose other end is a decoder's or a
+ * downloader's stdout, in the same step: `base64 -d | sh`, `curl URL | bash`. The pipe is the
+ * one kernel object both execs name (stdin_pipe, stdout_pipe); which of the two execs comes
+ * first is the scheduler's choice, so each end waits for the other.
+ */
+static size_t pipe_to_shell(struct detect_state *st, const struct event *ev, const char *path,
+			    struct detect_verdict *v)
+{
+	json_t *f;
+	const char *argv[CMDLINE_ARGS_MAX];
+	int64_t in = 0, out = 0, pipe;
+	enum cmdline_feed feed = CMDLINE_FEED_NONE;
+	int reader = 0;
+	size_t argc, slot;
+
+	if (ev->step == EVENT_STEP_NONE ||
+	    (!event_field_int(ev, "stdin_pipe", &in) && !event_field_int(ev, "stdout_pipe", &out)))
+		return 0;
+	event_field_int(ev, "stdout_pipe", &out);
+	f = event_get_fields(ev);
+	argc = cmdline_from_json(json_object_get(f, "argv"), argv, CMDLINE_ARGS_MAX);
+	if (out > 0)
+		feed = cmdline_feeder(path, argv, argc);
+	if (in > 0 && feed == CMDLINE_FEED_NONE)
+		reader = cmdline_code_from_stdin(path, argv, argc);
+	json_decref(f);
+	if (feed == CMDLINE_FEED_NONE && !reader)
+		return 0;
+	pipe = reader ? in : out;
+	for (size_t i = 0; i < DETECT_PIPES_MAX; i++) {
+		int64_t dt = ev->ts - st->pipes[i].ts;
+
+		if (st->pipes[i].pipe != pipe || st->pipes[i].step != ev->step ||
+		    (st->pipes[i].feeder != 0) == !reader || dt > PIPE_WINDOW_NS ||
+		    dt < -PIPE_WINDOW_NS)
+			continue;
+		detect_verdict_init(v, ev, RULE_EXEC_PIPE_TO_SHELL, DETECT_HIGH);
+		v->event_ids[0] = st->pipes[i].id < ev->id ? st->pipes[i].id : ev->id;
+		v->event_ids[1] = st->pipes[i].id < ev->id ? ev->id : st->pipes[i].id;
+		v->n_ids = 2;
+		snprintf(v->reason, sizeof(v->reason), "%.40s runs code piped from %.40s (%s)",
+			 reader ? base_name(path) : st->pipes[i].name,
+			 reader ? st->pipes[i].name : base_name(path),
+			 (reader ? st->pipes[i].feeder : (int)feed) == CMDLINE_FEED_DECODED
+				 ? "decoded"
+				 : "downloaded");
+		st->pipes[i].pipe = 0;
+		return 1;
+	}
+	slot = st->pipes_next++ % DETECT_PIPES_MAX;
+	st->pipes[slot].step = ev->step;
+	st->pipes[slot].ts = ev->ts;
+	st->pipes[slot].id = ev->id;
+	st->pipes[slot].pipe = pipe;
+	st->pipes[slot].feeder = reader ? 0 : (int)feed;
+	strscpy(st->pipes[slot].name, sizeof(st->pipes[slot].name), base_name(path));
+	return 0;
 }
 
 static size_t on_rename(const struct event *ev, struct detect_verdict *v)
@@ -217,5 +287,7 @@ size_t detect_rules_exec(struct detect_state *st, const struct event *ev,
 		n += masquerade(ev, path, out + n);
 	if (n < max)
 		n += loader_injection(st, ev, path, out + n);
+	if (n < max)
+		n += pipe_to_shell(st, ev, path, out + n);
 	return n;
 }

@@ -145,8 +145,15 @@ static size_t sensitive_read(const struct event *ev, struct detect_verdict *out)
 	    !event_field_str(ev, "path", path, sizeof(path)))
 		return 0;
 	if (event_field_int(ev, "target_pid", &target) && target > 0) {
-		detect_verdict_init(out, ev, RULE_FILE_SENSITIVE_READ, DETECT_HIGH);
-		snprintf(out->reason, sizeof(out->reason), "another process's %.160s opened", path);
+		/* mem is the other process itself, read and written: its keys, its code (a write
+		 * there is code injection). environ, maps and the rest only describe it. */
+		const char *slash = strrchr(path, '/');
+		int mem = slash && strcmp(slash, "/mem") == 0;
+
+		detect_verdict_init(out, ev, RULE_FILE_SENSITIVE_READ,
+				    mem ? DETECT_CRITICAL : DETECT_HIGH);
+		snprintf(out->reason, sizeof(out->reason), "another process's %.160s opened%s",
+			 path, mem ? ": its memory" : "");
 		return 1;
 	}
 	if (!(filepath_class(path) & FILEPATH_KERNEL))

@@ -240,6 +240,52 @@ static int near_cap_verdict(const struct event *ev, const char *use_key, const c
 }
 
 /*
+ * An OOM kill is seen twice where the sandbox's memory cgroup counts it (v2, where memory.events
+ * is hierarchical): by the process tracer (proc.oom-kill, the victim named, within milliseconds)
+ * and in the next cgroup.stats sample. Where the memory controller is v1 only the tracer sees it
+ * (the count is kept in the victim's own memcg, the step's, removed with it). One verdict per
+ * kill: each sighting first pays off what the other way saw in the last OOM_CREDIT_NS.
+ */
+#define OOM_CREDIT_NS (30LL * 1000 * 1000 * 1000)
+
+/* What the other way saw is forgotten after OOM_CREDIT_NS. */
+static void oom_expire(struct detect_state *st, const struct event *ev)
+{
+	if (ev->ts - st->oom_ts > OOM_CREDIT_NS)
+		st->oom_balance = 0;
+	st->oom_ts = ev->ts;
+}
+
+/* The kills of a counter rise of by not already reported from the tracer. */
+static int64_t oom_counted(struct detect_state *st, const struct event *ev, int64_t by)
+{
+	int64_t paid;
+
+	oom_expire(st, ev);
+	paid = st->oom_balance <= 0 ? 0 : st->oom_balance < by ? st->oom_balance : by;
+	st->oom_balance -= by; /* negative: counted ahead of the tracer */
+	return by - paid;
+}
+
+static size_t oom_traced(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out)
+{
+	char trigger[32] = "?";
+	int64_t tpid = 0;
+
+	oom_expire(st, ev);
+	if (st->oom_balance++ < 0) /* the counter reported it already */
+		return 0;
+	event_field_str(ev, "trigger_comm", trigger, sizeof(trigger));
+	event_field_int(ev, "trigger_pid", &tpid);
+	detect_verdict_init(out, ev, RULE_RESOURCE_OOM_KILL, DETECT_MEDIUM);
+	snprintf(out->reason, sizeof(out->reason),
+		 "%s (pid %d) killed at the memory cap (the allocation of %s, pid %lld)", ev->comm,
+		 ev->pid, trigger, (long long)tpid);
+	return 1;
+}
+
+/*
  * The sandbox's own cgroup's counters (cgroup.stats of no step: it counts what happened in every
  * step below it): kills and refusals at its caps, memory and workspace near theirs, CPU held at
  * its cap. Every rule sees every sample, room or not; at most max verdicts.
@@ -251,7 +297,8 @@ static size_t resource_rules(struct detect_state *st, const struct event *ev,
 	int64_t by;
 	int pct;
 
-	if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && k < max) {
+	if (rose(ev, "memory_oom_kill", &st->oom_kills, &by) && (by = oom_counted(st, ev, by)) &&
+	    k < max) {
 		detect_verdict_init(&out[k], ev, RULE_RESOURCE_OOM_KILL, DETECT_MEDIUM);
 		snprintf(out[k].reason, sizeof(out[k].reason),
 			 "%lld process(es) killed at the memory cap", (long long)by);
@@ -292,6 +339,8 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 		return k;
 	if (strcmp(ev->kind, "cgroup.stats") == 0 && ev->step == EVENT_STEP_NONE)
 		return resource_rules(st, ev, out, max);
+	if (strcmp(ev->kind, "proc.oom-kill") == 0)
+		return oom_traced(st, ev, out);
 	if (strcmp(ev->kind, "monitor.loss") == 0) {
 		detect_verdict_init(out, ev, RULE_MONITOR_BLIND, DETECT_MEDIUM);
 		snprintf(out->reason, sizeof(out->reason),

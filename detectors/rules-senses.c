@@ -2,11 +2,13 @@
  * Rules on the socket and signal senses: a signal beyond the sender's step, an inbound
  * connection from beyond loopback, and the reverse shell (a shell or interpreter whose stdio is
  * an inet socket; a shell started by a process, or its child, shortly after that process's
- * connect beyond loopback was refused).
+ * connect beyond loopback was refused; a shell's own connect beyond loopback, which only
+ * /dev/tcp makes; an exec whose arguments carry a reverse shell's signature, lib/cmdline.h).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "detect-internal.h"
 #include "macro.h"
 
@@ -107,12 +109,63 @@ static void note_refused(struct detect_state *st, const struct event *ev)
 	st->refused[i].id = ev->id;
 }
 
+/*
+ * A connect or sendmsg beyond loopback by a process whose executable is a shell (or busybox
+ * running as one: comm is its applet): a shell has no socket call but /dev/tcp and /dev/udp. A
+ * lookup the egress hook passed to the DNS gate (port 53) is the name of the host that follows,
+ * judged when its connect comes.
+ */
+static size_t shell_connect(const struct event *ev, struct detect_verdict *v)
+{
+	char exe[32], dst[48], hook[16] = "";
+	int64_t port = 0;
+
+	if (!event_field_str(ev, "exe", exe, sizeof(exe)) ||
+	    !(shell(exe) || (strcmp(exe, "busybox") == 0 && shell(ev->comm))) ||
+	    !event_field_str(ev, "dst", dst, sizeof(dst)) || loopback(dst) ||
+	    strcmp(dst, "0.0.0.0") == 0 || strcmp(dst, "::") == 0)
+		return 0;
+	event_field_str(ev, "egress_hook", hook, sizeof(hook));
+	event_field_int(ev, "port", &port);
+	if (strcmp(hook, "passed") == 0 && port == 53)
+		return 0;
+	detect_verdict_init(v, ev, RULE_NET_REVERSE_SHELL, DETECT_CRITICAL);
+	snprintf(v->reason, sizeof(v->reason),
+		 "the shell %s (pid %d) connected to %s port %lld itself (/dev/tcp)%s", exe,
+		 ev->pid, dst, (long long)port, strcmp(hook, "refused") == 0 ? ", refused" : "");
+	return 1;
+}
+
+/* An exec whose arguments are a reverse shell (lib/cmdline.h). */
+static size_t signature(const struct event *ev, const char *path, struct detect_verdict *v)
+{
+	const char *argv[CMDLINE_ARGS_MAX];
+	char why[160];
+	json_t *f;
+	size_t argc;
+	int hit;
+
+	if (!cmdline_may_reverse_shell(path)) /* most execs: no argv decoded */
+		return 0;
+	f = event_get_fields(ev);
+	argc = cmdline_from_json(json_object_get(f, "argv"), argv, CMDLINE_ARGS_MAX);
+	hit = cmdline_reverse_shell(path, argv, argc, why, sizeof(why));
+	json_decref(f);
+	if (!hit)
+		return 0;
+	detect_verdict_init(v, ev, RULE_NET_REVERSE_SHELL, DETECT_CRITICAL);
+	snprintf(v->reason, sizeof(v->reason), "%.60s: %s", path, why);
+	return 1;
+}
+
 static size_t on_exec(struct detect_state *st, const struct event *ev, struct detect_verdict *v)
 {
 	char path[256], stdio[24];
 
 	if (!event_field_str(ev, "path", path, sizeof(path)))
 		return 0;
+	if (signature(ev, path, v))
+		return 1;
 	if (event_field_str(ev, "stdio_socket", stdio, sizeof(stdio)) &&
 	    (shell(path) || detect_interpreter(path))) {
 		detect_verdict_init(v, ev, RULE_NET_REVERSE_SHELL, DETECT_CRITICAL);
@@ -152,10 +205,10 @@ size_t detect_rules_senses(struct detect_state *st, const struct event *ev,
 		return on_seccomp_signal(ev, out);
 	if (strcmp(ev->kind, "net.accept") == 0)
 		return on_accept(ev, out);
-	if (strcmp(ev->kind, "net.connect") == 0) {
+	if (strcmp(ev->kind, "net.connect") == 0)
 		note_refused(st, ev);
-		return 0;
-	}
+	if (strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0)
+		return shell_connect(ev, out);
 	if (strcmp(ev->kind, "proc.exec") == 0)
 		return on_exec(st, ev, out);
 	return 0;

@@ -159,11 +159,18 @@ static long long int_of(json_t *f, const char *key)
 
 /*
  * The process tracer's senses in words: "signal SIGTERM to sleep (pid 9), other-step:
- * delivered", "renamed python3.11 -> sshd", "accept on 127.0.0.1:8765 from 10.0.0.2:4000".
+ * delivered", "renamed python3.11 -> sshd", "accept on 127.0.0.1:8765 from 10.0.0.2:4000",
+ * "OOM kill of python3 (pid 12): the allocation of python3 (pid 12)".
  * The fields follow, as for any event.
  */
 static int describe_senses(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
 {
+	if (strcmp(ev->kind, "proc.oom-kill") == 0) { /* the pid is the victim's, not the actor's */
+		append(buf, size, pos, "OOM kill of %s (pid %d): the allocation of %s (pid %lld)",
+		       ev->comm[0] ? ev->comm : "?", ev->pid, str_of(f, "trigger_comm", "?"),
+		       int_of(f, "trigger_pid"));
+		return 1;
+	}
 	if (strcmp(ev->kind, "signal.sent") == 0)
 		append(buf, size, pos, "signal %s to %s (pid %lld), %s: %s",
 		       str_of(f, "signal_name", "?"), str_of(f, "target_comm", "?"),

@@ -142,6 +142,7 @@ struct policy_detectors {
 	X(EXEC_LOADER_INJECTION, "exec.loader-injection")                                          \
 	X(EXEC_DRIFT, "exec.drift")                                                                \
 	X(EXEC_MASQUERADE, "exec.masquerade")                                                      \
+	X(EXEC_PIPE_TO_SHELL, "exec.pipe-to-shell")                                                \
 	X(NET_UNEXPECTED_LISTENER, "net.unexpected-listener")                                      \
 	X(NET_REVERSE_SHELL, "net.reverse-shell")                                                  \
 	X(FILE_CREDENTIAL_HUNT, "file.credential-hunt")                                            \

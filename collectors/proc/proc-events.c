@@ -87,6 +87,28 @@ static const char *family_name(unsigned f)
 }
 
 /*
+ * ,"exe":"NAME": the connecting process's executable's name. It is the sandbox's bytes, written
+ * here without a JSON library: a byte that is not a letter, digit or one of "._+-" becomes '?'
+ * (the names the rules look for have none).
+ */
+static int exe_field(const struct proc_trace_event *e, char *buf, size_t size)
+{
+	char name[PROC_TRACE_EXE_NAME_MAX];
+	size_t len = strnlen(e->path, PROC_TRACE_EXE_NAME_MAX - 1);
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)e->path[i];
+
+		name[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+					  (c >= '0' && c <= '9') || strchr("._+-", c)
+				  ? (char)c
+				  : '?';
+	}
+	name[len] = '\0';
+	return len ? snprintf(buf, size, ",\"exe\":\"%s\"", name) : 0;
+}
+
+/*
  * The fields of a fork, exit or socket record, written directly: only numbers and fixed words, so
  * no JSON library is needed on the path every record takes. net.socket: what was made;
  * net.connect/sendmsg: where to, and the egress hook's verdict (it ran first; a refusal there is
@@ -123,6 +145,8 @@ static int small_fields(const struct proc_trace_event *e, char *buf, size_t size
 		      (unsigned)e->port, e->hook_retval ? "refused" : "passed");
 	if (e->hook_retval)
 		n += snprintf(buf + n, size - n, ",\"errno\":%d", -e->hook_retval);
+	if (n > 0 && (size_t)n < size)
+		n += exe_field(e, buf + n, size - n);
 	return n + snprintf(buf + n, size - n, "}");
 }
 
@@ -322,7 +346,7 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 	static const char *const kinds[PROC_TRACE_KINDS] = {
 		"proc.exec",   "proc.fork",  "proc.exit",   "net.socket",  "net.connect",
 		"net.sendmsg", "net.unix",   "host.sysctl", "host.cgroup", "net.bind",
-		"net.listen",  "net.accept", "signal.sent", "proc.rename",
+		"net.listen",  "net.accept", "signal.sent", "proc.rename", "proc.oom-kill",
 	};
 	struct writer_op op;
 	const char *sandbox, *tool;

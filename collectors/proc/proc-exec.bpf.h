@@ -140,6 +140,35 @@ static __always_inline __u8 stdio_sockets(struct task_struct *p)
 	return bits;
 }
 
+/* The inode of fd i's pipe (an anonymous one, on pipefs; a named FIFO is a file), or 0. */
+static __always_inline __u64 stdio_pipe(struct file **fds, unsigned max, unsigned i)
+{
+	struct file *f = NULL;
+	struct inode *inode;
+
+	if (i >= max)
+		return 0;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[i]);
+	if (!f)
+		return 0;
+	inode = BPF_CORE_READ(f, f_inode);
+	if ((BPF_CORE_READ(inode, i_mode) & 0170000) != 0010000 /* S_IFIFO */ ||
+	    BPF_CORE_READ(inode, i_sb, s_magic) != 0x50495045 /* PIPEFS_MAGIC */)
+		return 0;
+	return BPF_CORE_READ(inode, i_ino);
+}
+
+/* stdin and stdout as pipes: which pipe joins a decoder or downloader to a shell. */
+static __always_inline void stdio_pipes(struct proc_trace_event *e, struct task_struct *p)
+{
+	struct fdtable *fdt = BPF_CORE_READ(p, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	unsigned max = BPF_CORE_READ(fdt, max_fds);
+
+	e->stdin_pipe = stdio_pipe(fds, max, 0);
+	e->stdout_pipe = stdio_pipe(fds, max, 1);
+}
+
 /*
  * The program's own file: for a script, the script (bprm->executable, where the kernel has one),
  * not its interpreter. A memfd is an unlinked shmem file named "memfd:..."; a deleted one has no
@@ -176,6 +205,7 @@ static __always_inline void exec_tail(struct proc_trace_event *e, struct env_scr
 	e->env_entries = (__u16)s->entries;
 	e->env_truncated = s->truncated;
 	e->stdio_socket = stdio_sockets(p);
+	stdio_pipes(e, p);
 	exe_identity(e, bprm);
 	e->parent_exe[0] = '\0';
 	bpf_probe_read_kernel_str(

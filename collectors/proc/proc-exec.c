@@ -136,6 +136,11 @@ void proc_exec_fields(json_t *f, struct proc_mounts *m, const struct config *cfg
 						       : "stderr");
 	if (n)
 		json_object_set_new(f, "stdio_socket", json_string(stdio));
+	/* Which pipe, by inode: the two ends of one pipeline step (exec.pipe-to-shell). */
+	if (e->stdin_pipe)
+		json_object_set_new(f, "stdin_pipe", json_integer((json_int_t)e->stdin_pipe));
+	if (e->stdout_pipe)
+		json_object_set_new(f, "stdout_pipe", json_integer((json_int_t)e->stdout_pipe));
 	json_object_set_new(
 		f, "parent_exe",
 		json_stringn(e->parent_exe, strnlen(e->parent_exe, sizeof(e->parent_exe))));

@@ -169,4 +169,33 @@ int BPF_PROG(proc_rename, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/*
+ * The OOM killer chose a victim in a watched sandbox. The memory cgroup's own count of it is
+ * kept only in the victim's memcg where the sandbox's memory is a v1 hierarchy (the step's,
+ * gone with the step), so the kill is seen here, where it happens, off the syscall path. The
+ * victim is rarely the task running (that is the one whose allocation ran out): placed by its
+ * own v2 cgroup, its step.
+ */
+SEC("tp_btf/mark_victim")
+int BPF_PROG(proc_oom, struct task_struct *task, uid_t uid)
+{
+	struct proc_trace_watch *w;
+	struct proc_trace_event *e;
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	__u64 sb;
+
+	if (!cg || !(w = watched_cgroup(cg, &sb)) || !(e = reserve(w, sb, PROC_TRACE_OOM)))
+		return 0;
+	e->cgroup_id = BPF_CORE_READ(cg, kn, id);
+	e->pid = BPF_CORE_READ(task, tgid);
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->uid = uid;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	__builtin_memset(&e->more, 0, sizeof(e->more));
+	e->more.target_pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(e->more.target_comm, sizeof(e->more.target_comm));
+	submit_urgent(e, 1);
+	return 0;
+}
+
 #endif

@@ -97,6 +97,12 @@ json_t *proc_senses_fields(struct registry *reg, const struct proc_trace_event *
 				 strnlen(e->argv, e->argv_len < 16 ? e->argv_len : 16), "exe",
 				 e->path, strnlen(e->path, sizeof(e->path)), "tid", (int)e->ppid,
 				 "cgroup_id", (json_int_t)e->cgroup_id);
+	case PROC_TRACE_OOM:
+		/* The victim is the event's pid and comm; who ran out of memory, a field. */
+		return json_pack("{s:i, s:s%, s:I}", "trigger_pid", (int)e->more.target_pid,
+				 "trigger_comm", e->more.target_comm,
+				 strnlen(e->more.target_comm, sizeof(e->more.target_comm)),
+				 "cgroup_id", (json_int_t)e->cgroup_id);
 	default:
 		return NULL;
 	}

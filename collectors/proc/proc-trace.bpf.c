@@ -134,8 +134,10 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 		kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
 				(kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
 			? PROC_TRACE_TEXT_SIZE
-		: kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT ? PROC_TRACE_MORE_SIZE
-									 : PROC_TRACE_HEAD_SIZE,
+		: kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT || kind == PROC_TRACE_OOM
+			? PROC_TRACE_MORE_SIZE
+		: kind == PROC_TRACE_CONNECT || kind == PROC_TRACE_SENDMSG ? PROC_TRACE_ADDR_SIZE
+									   : PROC_TRACE_HEAD_SIZE,
 		0);
 
 	if (!e) {
@@ -358,6 +360,16 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u32 kind, cons
 		__builtin_memcpy(e->addr, a, 16);
 	}
 	e->hook_retval = bpf_get_retval();
+	/* Who asked, by its executable (comm a process may rename): for a shell, only /dev/tcp
+	 * and /dev/udp connect, and that is a reverse shell's first move. */
+	if (kind != PROC_TRACE_BIND) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		e->path[0] = '\0';
+		bpf_probe_read_kernel_str(
+			e->path, PROC_TRACE_EXE_NAME_MAX,
+			BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+	}
 	/* 169.254.169.254, as the address's bytes in network order. */
 	submit_urgent(e, e->hook_retval || (!v6 && e->addr[0] == 169 && e->addr[1] == 254 &&
 					    e->addr[2] == 169 && e->addr[3] == 254));

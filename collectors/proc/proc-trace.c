@@ -42,14 +42,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (!t->fn || size < PROC_TRACE_HEAD_SIZE)
 		return 0;
 	if (size < sizeof(*e)) {
-		/* A shorter record (head, head and more, or without environment values): the callee
-		 * sees a whole one, what the kernel did not send zeroed up to the values, and none.
-		 */
+		/* A shorter record (head, head and an exe's name, head and more, or without
+		 * environment values): the callee sees a whole one, what the kernel did not send
+		 * zeroed up to the values, and none. */
 		size_t n = size < PROC_TRACE_TEXT_SIZE ? size : PROC_TRACE_TEXT_SIZE;
 
 		memcpy(&t->whole, data, n);
 		memset((char *)&t->whole + n, 0, PROC_TRACE_TEXT_SIZE - n);
-		if (size < PROC_TRACE_MORE_SIZE)
+		if (size < PROC_TRACE_ADDR_SIZE) /* a connect's carries the exe's name */
 			t->whole.path[0] = '\0';
 		if (size < PROC_TRACE_TEXT_SIZE)
 			t->whole.argv_len = 0;
@@ -275,8 +275,8 @@ int proc_tracer_drain(struct proc_tracer *t,
 const char *proc_tracer_kind_name(unsigned kind)
 {
 	static const char *const names[PROC_TRACE_KINDS] = {
-		"exec",	  "fork",   "exit", "socket", "connect", "sendmsg", "unix",
-		"sysctl", "cgroup", "bind", "listen", "accept",	 "signal",  "rename",
+		"exec",	  "fork", "exit",   "socket", "connect", "sendmsg", "unix", "sysctl",
+		"cgroup", "bind", "listen", "accept", "signal",	 "rename",  "oom",
 	};
 
 	return kind < PROC_TRACE_KINDS ? names[kind] : "?";

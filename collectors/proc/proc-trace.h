@@ -60,6 +60,7 @@ enum proc_trace_kind {
 	PROC_TRACE_ACCEPT, /* an inbound connection reached ESTABLISHED (head: local; more: peer) */
 	PROC_TRACE_SIGNAL, /* a signal a sandbox task sent (more: target, signal, result) */
 	PROC_TRACE_RENAME, /* comm changed by prctl or /proc/PID/comm (argv: new comm; path: exe) */
+	PROC_TRACE_OOM,	   /* the OOM killer chose a victim (head: it; more: who ran out) */
 	PROC_TRACE_KINDS
 };
 
@@ -84,16 +85,16 @@ struct proc_trace_env_name {
 
 /* What a signal or accept record carries beyond the head (in place of path). */
 struct proc_trace_more {
-	__u8 peer_addr[16]; /* accept: the remote address */
-	__u16 peer_port;    /* accept: the remote port */
-	__u16 sig;	    /* signal: its number */
-	__s32 result;	    /* signal: the kernel's TRACE_SIGNAL_* result */
-	__u64 target_cgid;  /* signal: the target's own cgroup */
-	__u32 target_pid;   /* signal: host tgid of the target */
-	__s32 si_code;	    /* signal: SI_USER (0), SI_QUEUE (-1), SI_TKILL (-6) */
-	__u32 target_in;    /* signal: 1 if the target is in the sender's sandbox */
-	__u32 group;	    /* signal: 1 for the whole process, 0 for one thread */
-	char target_comm[16];
+	__u8 peer_addr[16];   /* accept: the remote address */
+	__u16 peer_port;      /* accept: the remote port */
+	__u16 sig;	      /* signal: its number */
+	__s32 result;	      /* signal: the kernel's TRACE_SIGNAL_* result */
+	__u64 target_cgid;    /* signal: the target's own cgroup */
+	__u32 target_pid;     /* signal: host tgid of the target; oom: of the task that ran out */
+	__s32 si_code;	      /* signal: SI_USER (0), SI_QUEUE (-1), SI_TKILL (-6) */
+	__u32 target_in;      /* signal: 1 if the target is in the sender's sandbox */
+	__u32 group;	      /* signal: 1 for the whole process, 0 for one thread */
+	char target_comm[16]; /* signal: the target's; oom: the task's that ran out */
 };
 
 /* A watched sandbox: the records the kernel could not reserve room for, per kind. */
@@ -140,13 +141,18 @@ struct proc_trace_event {
 	__u8 value_bit[PROC_TRACE_ENV_VALUES];
 	__u8 pad[2];
 	char parent_exe[16]; /* the parent's executable's name (who set the environment) */
+	__u64 stdin_pipe;    /* the inode of the pipe that is stdin, 0 if it is none */
+	__u64 stdout_pipe;   /* the same for stdout */
 	/* Only when a dangerous name is set: the record is reserved whole. */
 	char values[PROC_TRACE_ENV_VALUES][PROC_TRACE_ENV_VALUE_MAX];
 };
 
 /* The size of a record without path and argv (fork, exit and socket records). */
 #define PROC_TRACE_HEAD_SIZE __builtin_offsetof(struct proc_trace_event, path)
-/* A head and struct proc_trace_more (signal, accept). */
+/* A head and the caller's executable's name in path (connect, sendmsg: a shell's is /dev/tcp). */
+#define PROC_TRACE_EXE_NAME_MAX 16
+#define PROC_TRACE_ADDR_SIZE (PROC_TRACE_HEAD_SIZE + PROC_TRACE_EXE_NAME_MAX)
+/* A head and struct proc_trace_more (signal, accept, oom). */
 #define PROC_TRACE_MORE_SIZE (PROC_TRACE_HEAD_SIZE + sizeof(struct proc_trace_more))
 /* Everything but the environment's values (an exec without them, escape indicators, rename). */
 #define PROC_TRACE_TEXT_SIZE __builtin_offsetof(struct proc_trace_event, values)

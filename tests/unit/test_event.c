@@ -568,6 +568,7 @@ static void test_describe_senses_in_words(void **state)
 				  "\"delivered\"}";
 	static const char acc[] = "{\"address\":\"127.0.0.1\",\"port\":80,\"peer_address\":"
 				  "\"10.0.0.2\",\"peer_port\":4000}";
+	static const char oom[] = "{\"trigger_pid\":13,\"trigger_comm\":\"cc1\"}";
 	struct event ev;
 	char buf[256];
 
@@ -586,6 +587,15 @@ static void test_describe_senses_in_words(void **state)
 	assert_int_equal(event_set_fields_text(&ev, acc, strlen(acc)), 0);
 	event_describe(&ev, buf, sizeof(buf));
 	assert_string_equal(buf, "accept on 127.0.0.1:80 from 10.0.0.2:4000");
+	event_clear(&ev);
+	/* An OOM kill: the event's process is the victim, not the one that ran out. */
+	event_init(&ev);
+	strcpy(ev.kind, "proc.oom-kill");
+	ev.pid = 12;
+	strcpy(ev.comm, "python3");
+	assert_int_equal(event_set_fields_text(&ev, oom, strlen(oom)), 0);
+	event_describe(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "OOM kill of python3 (pid 12): the allocation of cc1 (pid 13)");
 	event_clear(&ev);
 }
 
