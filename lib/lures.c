@@ -92,6 +92,13 @@ const struct lure lures[] = {
 	{ "/dev/vda", LURE_DEVICE },
 	{ "/dev/nvme0n1", LURE_DEVICE },
 	{ "/dev/dm-0", LURE_DEVICE },
+	{ "/dev/loop0", LURE_DEVICE },
+	{ "/dev/loop-control", LURE_DEVICE },
+	{ "/dev/mapper/control", LURE_DEVICE },
+	{ "/dev/kmsg", LURE_DEVICE },	 /* the kernel's log, writable by root: log injection */
+	{ "/dev/kvm", LURE_DEVICE },	 /* a VM of one's own */
+	{ "/dev/fuse", LURE_DEVICE },	 /* a file system of one's own */
+	{ "/dev/net/tun", LURE_DEVICE }, /* an interface of one's own, a way around the gate */
 };
 const size_t n_lures = ARRAY_SIZE(lures);
 

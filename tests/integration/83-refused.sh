@@ -38,6 +38,7 @@ attempt("passwd-write", opener("/etc/passwd", "a"))
 attempt("shadow", opener("/etc/shadow", "r"))
 attempt("ip_forward", opener("/proc/sys/net/ipv4/ip_forward", "w"))
 attempt("cgroup-mkdir", lambda: os.mkdir("/sys/fs/cgroup/fbx"))
+attempt("tun", opener("/dev/net/tun", "rb"))
 import socket
 attempt("raw-socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
 print("passwd-read", "root:" in open("/etc/passwd").read())
@@ -55,6 +56,7 @@ passwd-write refused 1
 shadow refused 1
 ip_forward refused 1
 cgroup-mkdir done
+tun refused 1
 raw-socket refused 1
 passwd-read True" "what each attempt got back (EPERM where the kernel would refuse, ESRCH from kill(-1, 0) with nothing to signal; the mkdir lands in the sandbox's own tmpfs)"
 sleep 0.5
@@ -72,7 +74,7 @@ one("seccomp.logged", name="kill")
 one("seccomp.logged", name="prlimit64")
 for path, lure in [("/proc/1/environ", "process"), ("/proc/1/ns/mnt", "process"),
                    ("/etc/passwd", "system"), ("/etc/shadow", "secret"),
-                   ("/proc/sys/net/ipv4/ip_forward", "kernel")]:
+                   ("/proc/sys/net/ipv4/ip_forward", "kernel"), ("/dev/net/tun", "device")]:
     one("lure.tripwire", path=path, lure=lure, refused=True)
 one("file.create", path="/sys/fs/cgroup/fbx")
 assert [e for e in ev if e["kind"] == "seccomp.denied" and e["fields"]["name"] == "socket"
@@ -81,7 +83,7 @@ reads = [e for e in ev if e["kind"] == "lure.tripwire" and e["fields"]["path"] =
          and not e["fields"]["refused"]]
 assert not reads, reads
 rules = sorted(e["fields"]["rule"] for e in ev if e["kind"] == "verdict")
-assert rules == (["escape.cgroup-write", "escape.seccomp"] + ["escape.tripwire"] * 5 +
+assert rules == (["escape.cgroup-write", "escape.seccomp"] + ["escape.tripwire"] * 6 +
                  ["signal.beyond-step"] * 2), rules
 PY
 ok "chroot, kill 1, kill -1, a limit raise, init's environ and ns, /etc/passwd and /etc/shadow, ip_forward, a cgroup mkdir: each an event of step 1, judged; an honest passwd read unrecorded"
