@@ -158,7 +158,7 @@ static int plant_tripwire(const struct sandbox_mounts *m, const struct lure *l, 
 	if (stat(target, &st) < 0) {
 		/* A tunable this kernel lacks cannot be made up, nor a file in the read-only /etc.
 		 */
-		if (lure_where_present(l->kind))
+		if (lure_where_present(l))
 			return 0;
 		if ((r = make_parents(target, 0755, 0, 0)) < 0 ||
 		    (r = write_file(target, "", 0644, 0, 0)) < 0)

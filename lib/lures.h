@@ -51,11 +51,11 @@ int lure_refuses_reads(enum lure_kind k);
 int lure_records_reads(enum lure_kind k);
 
 /*
- * Whether a lure of kind k is planted only where the sandbox's tree already has the file (a
- * kernel's tunable, init's entries in /proc, a host's file in the read-only /etc); the others
- * are made where absent (in the sandbox's own /dev and /sys).
+ * Whether lure l is planted only where the sandbox's tree already has the file (a kernel's
+ * tunable, init's entries in /proc, a host's file in the read-only /etc); the others are made
+ * where absent (in the sandbox's own /dev and /sys).
  */
-int lure_where_present(enum lure_kind k);
+int lure_where_present(const struct lure *l);
 
 /*
  * Whether the sandbox's init holds lure l open (O_PATH) for the monitor to reach through

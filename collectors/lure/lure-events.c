@@ -154,14 +154,14 @@ static void mark_one(struct lure_events *le, const char *sandbox, pid_t init, co
 	/* O_NOFOLLOW does not stop the last step through /proc/INIT/fd/N: that is a magic link,
 	 * which only it jumps. */
 	if ((fd = open(path, O_PATH | O_CLOEXEC | (lure_held_by_init(l) ? 0 : O_NOFOLLOW))) < 0) {
-		if (errno == ENOENT && lure_where_present(l->kind))
+		if (errno == ENOENT && lure_where_present(l))
 			return; /* a tunable this kernel does not have, a file this host's /etc
 				   lacks: nothing to plant, nothing to reach */
 		goto failed;
 	}
 	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0)
 		goto failed;
-	if (sf.f_type != TMPFS_MAGIC && lure_where_present(l->kind)) {
+	if (sf.f_type != TMPFS_MAGIC && lure_where_present(l)) {
 		close(fd); /* the real file shows: left unplanted (the enforcer says why) */
 		return;
 	}
