@@ -145,20 +145,11 @@ static void mtime_key(const struct statx *st, char *buf, size_t size)
 		 (unsigned long long)st->stx_ino);
 }
 
-/*
- * Remembers the mtime a create or a write left (one near the change time: a write's), by inode,
- * so that an attribute change can tell whether it was the mtime that changed. Forgotten all at
- * once when the table is full.
- */
-static void mtime_note(struct file_watch *w, const struct statx *st)
+/* Remembers m as the mtime of the file of key; all are forgotten at once when the table is full. */
+static void mtime_remember(struct file_watch *w, const char *key, int64_t m)
 {
-	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
 	struct file_mtime *e;
-	char key[48];
 
-	if (!S_ISREG(st->stx_mode) || m + UTIMES_SLACK_NS < c)
-		return;
-	mtime_key(st, key, sizeof(key));
 	if ((e = hashmap_get(w->mtimes, key))) {
 		e->mtime = m;
 		return;
@@ -174,9 +165,27 @@ static void mtime_note(struct file_watch *w, const struct statx *st)
 }
 
 /*
+ * Remembers the mtime a create or a write left (one near the change time: a write's), by inode,
+ * so that an attribute change can tell whether it was the mtime that changed.
+ */
+static void mtime_note(struct file_watch *w, const struct statx *st)
+{
+	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
+	char key[48];
+
+	if (!S_ISREG(st->stx_mode) || m + UTIMES_SLACK_NS < c)
+		return;
+	mtime_key(st, key, sizeof(key));
+	mtime_remember(w, key, m);
+}
+
+/*
  * Whether an attribute change set the mtime back: older than the change time, and not the mtime
  * the file had (a chmod of a file tar made with an old mtime is no rewrite). A file the watch
- * never saw written is not judged (fanotify does not say which attribute changed).
+ * never saw written (one there before the watch began: the decoys the enforcer plants in the home,
+ * a file of a restarted daemon's sandbox) is judged by its birth: no write can leave a file an
+ * mtime from before it was made, only a utimes can (touch -d of ~/.netrc). Such a file is
+ * remembered from then on, so that a chmod after it is a chmod.
  */
 static int mtime_rewritten(struct file_watch *w, const struct statx *st)
 {
@@ -187,7 +196,13 @@ static int mtime_rewritten(struct file_watch *w, const struct statx *st)
 	if (m + UTIMES_SLACK_NS >= c)
 		return 0;
 	mtime_key(st, key, sizeof(key));
-	if (!(e = hashmap_get(w->mtimes, key)) || e->mtime == m)
+	if (!(e = hashmap_get(w->mtimes, key))) {
+		if (!(st->stx_mask & STATX_BTIME) || m + UTIMES_SLACK_NS >= ns_of(&st->stx_btime))
+			return 0;
+		mtime_remember(w, key, m);
+		return 1;
+	}
+	if (e->mtime == m)
 		return 0;
 	e->mtime = m;
 	return 1;
