@@ -41,7 +41,8 @@ static long drain(int fd, char *buf)
 	if (len <= 0)
 		return 0;
 	for (m = (const void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
-		const char *p = (const char *)m + m->metadata_len, *end = (const char *)m + m->event_len;
+		const char *p = (const char *)m + m->metadata_len,
+			   *end = (const char *)m + m->event_len;
 
 		n++;
 		if (m->fd >= 0)
