@@ -246,7 +246,7 @@ static const char *op_kind(struct file_watch *w, const struct file_note *note,
 	case FILE_OP_CREATE:
 		if (have_st && S_ISLNK(st->stx_mode))
 			return "file.symlink";
-		if (have_st && !S_ISDIR(st->stx_mode) && st->stx_nlink > 1)
+		if (note->linked || (have_st && !S_ISDIR(st->stx_mode) && st->stx_nlink > 1))
 			return "file.link";
 		return "file.create";
 	case FILE_OP_ATTRIB:

@@ -47,6 +47,7 @@ struct file_notify {
 	struct fs_slot fs[FS_MAX];
 	int n_fs;
 	struct hashmap *dirs; /* handle (hex) -> struct dir_entry: resolved once, not per event */
+	int32_t count_pid;    /* the pid of the link count event just read, or 0 */
 	char buf[READ_BUF] __attribute__((aligned(8)));
 };
 
@@ -204,6 +205,7 @@ static void note_init(struct file_note *note, int32_t pid, int pidfd, int fd)
 	note->pid = pid;
 	note->pidfd = pidfd;
 	note->is_dir = 0;
+	note->linked = 0;
 	note->fd = fd;
 	note->dirfd = -1;
 	note->name = NULL;
@@ -431,8 +433,16 @@ static void on_dirent(struct file_notify *n, const struct fanotify_event_metadat
 		 */
 		note.op = FILE_OP_LINK_COUNT;
 		fn(&note, data);
+		n->count_pid = m->pid;
 		return;
 	}
+	/*
+	 * link(2) reports the link count change first, then the create: a create right after one,
+	 * by the same process, is a link even when the new name is gone before it can be stat'ed
+	 * (ln a b && rm b, read in one batch).
+	 */
+	note.linked = n->count_pid == m->pid && m->pid && (m->mask & FAN_CREATE) && !note.is_dir;
+	n->count_pid = 0;
 	if (!first || !(d = open_fid(n, first, &name))) {
 		/* Gone before it was read (a short-lived directory): no path to give. */
 		note.op = FILE_OP_UNRESOLVED;

@@ -36,6 +36,7 @@ struct file_note {
 	int pidfd;   /* its pidfd (valid during the callback); FILE_NO_PIDFD: not reported, else
 			gone already */
 	int is_dir;  /* on a directory */
+	int linked;  /* a create that was a hard link (its link count event came just before) */
 	int fd;	     /* the file (closes, exec), else -1: valid during the callback */
 	int dirfd;   /* the parent directory (dirent events), else -1: valid during the callback */
 	const char *name;     /* in dirfd: the entry the event is about */
