@@ -9,8 +9,13 @@
 #   pip-like churn (bench/workload/churn.py: 100 packages of 20 modules written, read, half
 #   renamed, a RECORD each, all removed).
 #
-# A round runs every workload once with the collector on and once off (the daemon restarted with
-# the other setting; the phase order alternates, round 0 is a warm-up). Then, with it on, a flood
+# A round runs every workload once in each of three phases, their order rotating from round to
+# round (round 0 is a warm-up): "off" (firebreakd with `file_events = off`), "on" (with it on),
+# and "floor": firebreakd off again, and build/bench/bench_file_floor holding the collector's very
+# fanotify groups and marks on the sandbox, reading them in the same batches and doing nothing
+# with the events. The floor is what the marks cost by themselves (the kernel making and queueing
+# every event, and the least a reader costs); on/floor is the collector's own part. Each figure is
+# the median of the rounds; the range is that of the per-round ratios. Then, with it on, a flood
 # of BF_FLOOD opens of as many distinct files inside the sandbox: file events per second the collector took
 # in, and whether every one is accounted for (individual events + summary counts = the opens).
 # Its sandbox is named bf-PID; the EXIT trap destroys it, stops firebreakd, removes $T.
@@ -28,9 +33,15 @@ GCC_SRC=lib/cgroup.c
 GCC_FLAGS="-O2 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -pipe"
 need_root
 need_build
+[ -x "$ROOT/build/bench/bench_file_floor" ] || make -C "$ROOT" -s build/bench/bench_file_floor ||
+	die "build bench_file_floor"
 bench_tmp /var/tmp/firebreak-file.XXXXXX
 SHM=$(mktemp -d /dev/shm/firebreak-file.XXXXXX) || die "mktemp"
-cleanup_more() { rm -rf "$SHM"; }
+FLOOR_PID=""
+cleanup_more() {
+	[ -n "$FLOOR_PID" ] && kill -TERM "$FLOOR_PID" 2>/dev/null
+	rm -rf "$SHM"
+}
 copy_binaries
 mkdir -p "$T/res" "$T/gcc" "$SHM/gcc"
 
@@ -80,9 +91,28 @@ run() { # run host|sb WORKLOAD: prints its ns
 	sb:churn) fb exec "$SB" --tool bench -- python3 /workspace/churn.py churn /workspace/churn ;;
 	esac
 }
-phase() { # phase on|off ROUND
+floor_start() { # the floor's reader on the sandbox's marks; FLOOR_PID
+	local init
+	init=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["init_pid"])' \
+		"$FB_RUN/sandboxes/$SB/state.json") || die "the sandbox's init"
+	"$ROOT/build/bench/bench_file_floor" "$init" >"$T/floor.out" 2>&1 &
+	FLOOR_PID=$!
+	for _ in $(seq 100); do grep -q ready "$T/floor.out" && return 0; sleep 0.05; done
+	die "bench_file_floor: $(cat "$T/floor.out")"
+}
+floor_stop() {
+	kill -TERM "$FLOOR_PID"
+	wait "$FLOOR_PID" 2>/dev/null
+	FLOOR_PID=""
+}
+phase() { # phase on|off|floor ROUND
 	local w out
-	daemon "$1"
+	if [ "$1" = floor ]; then
+		daemon off
+		floor_start
+	else
+		daemon "$1"
+	fi
 	for w in $HOST_WL; do
 		out=$(run host "$w") || die "host $w"
 		[ "$2" -gt 0 ] && echo "$out" >>"$T/res/host.$w.$1"
@@ -91,24 +121,33 @@ phase() { # phase on|off ROUND
 		out=$(run sb "$w") || die "sandbox $w"
 		[ "$2" -gt 0 ] && echo "$out" >>"$T/res/sb.$w.$1"
 	done
+	[ "$1" = floor ] && floor_stop
+	return 0
 }
+PHASES=(on off floor)
 START=$(date +%s)
 for r in $(seq 0 "$REPS"); do
-	if [ $((r % 2)) = 0 ]; then phase on "$r"; phase off "$r"; else phase off "$r"; phase on "$r"; fi
+	for i in 0 1 2; do phase "${PHASES[$(((r + i) % 3))]}" "$r"; done
 	echo "  round $r done ($(($(date +%s) - START)) s)" >&2
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.0f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "bench_file: $REPS rounds; ratio = median with the collector on / median with it off (range of per-round ratios)"
-printf '%-10s %-10s %12s %12s %7s  %s\n' where workload "off (ms)" "on (ms)" ratio range
+ratios() { # ratios WHERE WORKLOAD A B: "median ratio (range of per-round ratios)" of A over B
+	local f=$T/res/$1.$2
+	printf '%5.2f (%s)' "$(echo "$(median <"$f.$3") / $(median <"$f.$4")" | bc -l)" \
+		"$(paste "$f.$3" "$f.$4" | awk '{ r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r } END { printf "%.2f-%.2f", lo, hi }')"
+}
+ms() { echo "$(median <"$1") / 1000000" | bc -l; }
+echo "bench_file: $REPS rounds, medians; ratio = median / median of off (range of the per-round ratios)"
+printf '%-6s %-9s %9s %9s %9s  %-18s %-18s %-18s\n' where workload "off ms" "floor ms" "on ms" \
+	"floor/off" "on/off" "on/floor"
 for where in host sb; do
 	[ $where = host ] && wl=$HOST_WL || wl=$SB_WL
 	for w in $wl; do
-		on=$(median <"$T/res/$where.$w.on")
-		off=$(median <"$T/res/$where.$w.off")
-		range=$(paste "$T/res/$where.$w.on" "$T/res/$where.$w.off" | awk '{ r = $1 / $2; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r } END { printf "%.2f-%.2f", lo, hi }')
-		printf '%-10s %-10s %12.1f %12.1f %7.3f  %s\n' "$where" "$w" "$(echo "$off / 1000000" | bc -l)" \
-			"$(echo "$on / 1000000" | bc -l)" "$(echo "$on / $off" | bc -l)" "$range"
+		printf '%-6s %-9s %9.1f %9.1f %9.1f  %-18s %-18s %-18s\n' "$where" "$w" \
+			"$(ms "$T/res/$where.$w.off")" "$(ms "$T/res/$where.$w.floor")" \
+			"$(ms "$T/res/$where.$w.on")" "$(ratios $where "$w" floor off)" \
+			"$(ratios $where "$w" on off)" "$(ratios $where "$w" on floor)"
 	done
 done
 

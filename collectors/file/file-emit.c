@@ -67,33 +67,54 @@ static void read_comm(int32_t pid, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/*
- * The process of a note, looked up through /proc (cached for the read buffer); NULL if it is
- * gone.
- */
-static struct file_pid *lookup_pid(struct file_events *fe, const struct file_note *note)
+void file_pids_clear(struct file_events *fe)
 {
-	char rel[512];
-	struct file_pid *p;
+	fe->n_pids = fe->next_pid = 0;
+}
 
-	for (unsigned i = 0; i < fe->n_pids; i++)
-		if (fe->pids[i].pid == note->pid)
-			return &fe->pids[i];
+/*
+ * The process of a note, looked up through /proc and cached (file-events-internal.h); NULL if it
+ * is gone.
+ */
+static struct file_pid *lookup_pid(struct file_events *fe, const struct file_note *note,
+				   int64_t now)
+{
+	struct file_pid *p = NULL;
+	char rel[512];
+
+	for (unsigned i = 0; i < fe->n_pids; i++) {
+		if (fe->pids[i].pid != note->pid)
+			continue;
+		if (now - fe->pids[i].seen_ns < FILE_PID_TTL_NS)
+			return fe->pids[i].gone ? NULL : &fe->pids[i];
+		p = &fe->pids[i]; /* stale: looked up again in its place */
+		break;
+	}
 	if (note->pidfd < 0 && note->pidfd != FILE_NO_PIDFD)
 		return NULL; /* gone before the event was read */
-	if (fe->n_pids == FILE_PID_CACHE)
-		fe->n_pids = 0;
-	p = &fe->pids[fe->n_pids];
-	memset(p, 0, sizeof(*p));
+	if (!p && fe->n_pids < FILE_PID_CACHE)
+		p = &fe->pids[fe->n_pids++];
+	else if (!p)
+		p = &fe->pids[fe->next_pid++ % FILE_PID_CACHE]; /* the oldest made goes */
 	p->pid = note->pid;
+	p->seen_ns = now;
+	p->nspid = -1;
+	/*
+	 * Gone (or its step's cgroup with it) is kept too: a process that exited before its events
+	 * were read has many of them, and each failed open of /proc/PID/cgroup was a syscall.
+	 */
+	p->gone = 1;
 	if (cgroup_of_pid(note->pid, rel, sizeof(rel)) < 0 || cgroup_id(rel, &p->cgid) < 0)
 		return NULL;
+	/*
+	 * Read now, while the process is there: read later (a /proc event of a process that has
+	 * exited since) it would be 0, and its own /proc/N/maps taken for another's.
+	 */
 	p->nspid = read_nspid(note->pid);
-	read_comm(note->pid, p->comm, sizeof(p->comm));
 	/* Still there after the reads: the pid was not reused meanwhile. */
 	if (note->pidfd >= 0 && syscall(SYS_pidfd_send_signal, note->pidfd, 0, NULL, 0) < 0)
 		return NULL;
-	fe->n_pids++;
+	p->gone = 0;
 	return p;
 }
 
@@ -101,18 +122,18 @@ struct attribution {
 	struct store_sandbox *sb;
 	int64_t step;
 	const char *tool;
-	const struct file_pid *proc; /* NULL: attributed by its group (the process was gone) */
+	struct file_pid *proc; /* NULL: attributed by its group (the process was gone) */
 };
 
 /* 1 and *a if the note is of the watched sandbox's, 0 to skip it (a host process's, counted). */
 static int attribute(struct file_events *fe, struct file_watch *w, const struct file_note *note,
-		     struct attribution *a)
+		     int64_t now, struct attribution *a)
 {
 	const char *sandbox = NULL;
 
 	memset(a, 0, sizeof(*a));
 	a->step = EVENT_STEP_NONE;
-	if ((a->proc = lookup_pid(fe, note)) &&
+	if ((a->proc = lookup_pid(fe, note, now)) &&
 	    (!collector_resolve(fe->env.registry, a->proc->cgid, &sandbox, &a->step, &a->tool) ||
 	     strcmp(sandbox, w->sandbox) != 0)) {
 		/* Alive and in no step of this sandbox: the host reaching in (/proc/PID/root). */
@@ -145,20 +166,11 @@ static void mtime_key(const struct statx *st, char *buf, size_t size)
 		 (unsigned long long)st->stx_ino);
 }
 
-/*
- * Remembers the mtime a create or a write left (one near the change time: a write's), by inode,
- * so that an attribute change can tell whether it was the mtime that changed. Forgotten all at
- * once when the table is full.
- */
-static void mtime_note(struct file_watch *w, const struct statx *st)
+/* Remembers m as the mtime of the file of key; all are forgotten at once when the table is full. */
+static void mtime_remember(struct file_watch *w, const char *key, int64_t m)
 {
-	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
 	struct file_mtime *e;
-	char key[48];
 
-	if (!S_ISREG(st->stx_mode) || m + UTIMES_SLACK_NS < c)
-		return;
-	mtime_key(st, key, sizeof(key));
 	if ((e = hashmap_get(w->mtimes, key))) {
 		e->mtime = m;
 		return;
@@ -174,9 +186,27 @@ static void mtime_note(struct file_watch *w, const struct statx *st)
 }
 
 /*
+ * Remembers the mtime a create or a write left (one near the change time: a write's), by inode,
+ * so that an attribute change can tell whether it was the mtime that changed.
+ */
+static void mtime_note(struct file_watch *w, const struct statx *st)
+{
+	int64_t m = ns_of(&st->stx_mtime), c = ns_of(&st->stx_ctime);
+	char key[48];
+
+	if (!S_ISREG(st->stx_mode) || m + UTIMES_SLACK_NS < c)
+		return;
+	mtime_key(st, key, sizeof(key));
+	mtime_remember(w, key, m);
+}
+
+/*
  * Whether an attribute change set the mtime back: older than the change time, and not the mtime
  * the file had (a chmod of a file tar made with an old mtime is no rewrite). A file the watch
- * never saw written is not judged (fanotify does not say which attribute changed).
+ * never saw written (one there before the watch began: the decoys the enforcer plants in the home,
+ * a file of a restarted daemon's sandbox) is judged by its birth: no write can leave a file an
+ * mtime from before it was made, only a utimes can (touch -d of ~/.netrc). Such a file is
+ * remembered from then on, so that a chmod after it is a chmod.
  */
 static int mtime_rewritten(struct file_watch *w, const struct statx *st)
 {
@@ -187,7 +217,13 @@ static int mtime_rewritten(struct file_watch *w, const struct statx *st)
 	if (m + UTIMES_SLACK_NS >= c)
 		return 0;
 	mtime_key(st, key, sizeof(key));
-	if (!(e = hashmap_get(w->mtimes, key)) || e->mtime == m)
+	if (!(e = hashmap_get(w->mtimes, key))) {
+		if (!(st->stx_mask & STATX_BTIME) || m + UTIMES_SLACK_NS >= ns_of(&st->stx_btime))
+			return 0;
+		mtime_remember(w, key, m);
+		return 1;
+	}
+	if (e->mtime == m)
 		return 0;
 	e->mtime = m;
 	return 1;
@@ -210,7 +246,7 @@ static const char *op_kind(struct file_watch *w, const struct file_note *note,
 	case FILE_OP_CREATE:
 		if (have_st && S_ISLNK(st->stx_mode))
 			return "file.symlink";
-		if (have_st && !S_ISDIR(st->stx_mode) && st->stx_nlink > 1)
+		if (note->linked || (have_st && !S_ISDIR(st->stx_mode) && st->stx_nlink > 1))
 			return "file.link";
 		return "file.create";
 	case FILE_OP_ATTRIB:
@@ -368,6 +404,10 @@ void file_emit_note(const struct file_note *note, void *data)
 	int32_t peeked;
 	int64_t now = time_now_ns();
 
+	if (note->op == FILE_OP_LINK_COUNT) {
+		fe->link_count++;
+		return;
+	}
 	if (note->op == FILE_OP_UNRESOLVED) {
 		w->unresolved++;
 		fe->unresolved++;
@@ -378,7 +418,7 @@ void file_emit_note(const struct file_note *note, void *data)
 		fe->overflows++;
 		return;
 	}
-	if (note->pid == fe->self || !attribute(fe, w, note, &a))
+	if (note->pid == fe->self || !attribute(fe, w, note, now, &a))
 		return;
 	have_st = stat_note(note, &st);
 	if (!(kind = op_kind(w, note, &st, have_st)))
@@ -397,7 +437,7 @@ void file_emit_note(const struct file_note *note, void *data)
 	writer_event_init(&op, a.sb, now, a.step, a.tool, EVENT_SOURCE_FANOTIFY, kind);
 	op.ev.pid = note->pid;
 	if (a.proc)
-		snprintf(op.ev.comm, sizeof(op.ev.comm), "%s", a.proc->comm);
+		read_comm(note->pid, op.ev.comm, sizeof(op.ev.comm));
 	if (sink_submit_event(fe->env.sink, &op, note_fields(note, kind, &st, have_st, peeked)) ==
 	    0)
 		fe->stored++;

@@ -8,11 +8,10 @@
 
 #include "bounds.h"
 #include "collectors/collector.h"
+#include "file-notify.h"
 
 struct file_agg;
 struct hashmap;
-struct file_note;
-struct file_notify;
 
 /* One watched sandbox: its two fanotify groups and what it lost since it was last reported. */
 struct file_watch {
@@ -29,6 +28,7 @@ struct file_watch {
 	uint64_t unresolved; /* events whose directory was gone before they were read */
 	uint64_t unresolved_seen;
 	int64_t loss_since;
+	int paused[FILE_NOTIFY_GROUPS]; /* not watched until the batch timer fires */
 	struct hashmap *mtimes; /* "dev:ino" -> struct file_mtime: mtimes reported as rewritten */
 };
 
@@ -40,18 +40,28 @@ struct file_mtime {
 
 #define FILE_MTIMES_MAX 32768
 
+/* Forgets the processes looked up (a step ended: its processes' cgroups are gone). */
+void file_pids_clear(struct file_events *fe);
+
 /* Forgets w's mtimes. */
 void file_mtimes_clear(struct file_watch *w);
 
-/* The process an event came from, looked up once per read buffer. */
+/*
+ * The process an event came from: its cgroup, looked up through /proc once and kept for
+ * FILE_PID_TTL_NS (a process changes cgroup only when moved, and the cache is forgotten when a
+ * step ends), so that an event costs no /proc reads; and its pid inside the sandbox. Its comm
+ * changes at exec, so it is not kept: read for each event stored on its own.
+ */
 struct file_pid {
 	int32_t pid;
-	uint64_t cgid; /* 0: not a process of the watched sandbox */
-	int32_t nspid; /* its pid inside the sandbox */
-	char comm[FB_COMM_MAX + 1];
+	uint64_t cgid;	 /* 0: not a process of the watched sandbox */
+	int32_t nspid;	 /* its pid inside the sandbox */
+	int64_t seen_ns; /* when it was looked up */
+	int gone;	 /* it was gone then (or not a process of ours to look up) */
 };
 
-#define FILE_PID_CACHE 32
+#define FILE_PID_CACHE 64
+#define FILE_PID_TTL_NS (250 * 1000 * 1000LL)
 
 struct file_events {
 	struct collector_env env;
@@ -59,12 +69,15 @@ struct file_events {
 	size_t n_watches;
 	struct file_agg *agg;
 	int timer_fd;
+	int batch_fd; /* one-shot: when the paused groups are watched again */
+	int batch_armed;
 	pid_t self;
 	struct file_pid pids[FILE_PID_CACHE];
-	unsigned n_pids;
+	unsigned n_pids, next_pid;
 	/* counters */
 	uint64_t stored, summaries, summarized, by_group, outside, unresolved, unattributed;
 	uint64_t overflows, store_full, agg_full, watched, watch_failed, read_errors, proc_gone;
+	uint64_t link_count;
 };
 
 /* Turns one note of watch w into an event (or a count); file-emit.c. */

@@ -23,6 +23,7 @@ enum file_op {
 	FILE_OP_RENAME,	    /* path -> path2 */
 	FILE_OP_OVERFLOW,   /* the kernel's queue overflowed: events of this sandbox were lost */
 	FILE_OP_UNRESOLVED, /* an event whose directory was gone before it was read */
+	FILE_OP_LINK_COUNT, /* a file's link count changed (its unlink or link is its own event) */
 };
 
 /* The group reports no pidfds (the file system group: see file-notify.c). */
@@ -35,6 +36,7 @@ struct file_note {
 	int pidfd;   /* its pidfd (valid during the callback); FILE_NO_PIDFD: not reported, else
 			gone already */
 	int is_dir;  /* on a directory */
+	int linked;  /* a create that was a hard link (its link count event came just before) */
 	int fd;	     /* the file (closes, exec), else -1: valid during the callback */
 	int dirfd;   /* the parent directory (dirent events), else -1: valid during the callback */
 	const char *name;     /* in dirfd: the entry the event is about */
@@ -74,6 +76,13 @@ int file_notify_fd(const struct file_notify *n, int which);
  * resolve names. 0, -ENOENT (no such mount in this sandbox) or -errno.
  */
 int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope);
+
+/*
+ * Marks sandbox init's mounts, seen through its root: FULL on its own writable tmpfs (root,
+ * /workspace, /tmp, /dev/shm, /home/agent where each is a mount of its own), SENSITIVE on its
+ * /proc and the masks over /proc files. 0 or -errno (logged).
+ */
+int file_notify_mark_sandbox(struct file_notify *n, pid_t init);
 
 /*
  * Reads what group which has (at most one buffer) and calls fn for each event; returns how many

@@ -155,6 +155,18 @@ sys.exit(0 if any(e["kind"] == "monitor.loss" and (e.get("fields") or {}).get("s
 	fail "no monitor.loss of the file events"
 ok "the overflow is a monitor.loss of the sandbox"
 
+# 9. A decoy's mtime set back: the file was planted before the sandbox was watched, so no write of
+# it was ever seen; its birth time tells the rewrite (red team: no file.utimes for this).
+step 20 shell 'touch -d 2001-01-01 ~/.netrc && chmod 0600 ~/.netrc'
+sleep 0.3
+has f1 20 shell file.utimes path /home/agent/.netrc || fail "no file.utimes of ~/.netrc on step 20"
+rules f1 20 | grep -qx file.anti-forensics || fail "touch -d of ~/.netrc is not anti-forensics: $(rules f1 20)"
+[ "$(events f1 | python3 -c '
+import json, sys
+print(sum(1 for e in map(json.loads, sys.stdin) if e["kind"] == "file.utimes" and e.get("step") == 20))')" = 1 ] ||
+	fail "the chmod after touch -d of ~/.netrc is taken for another file.utimes"
+ok "touch -d of a planted decoy is a file.utimes; the chmod after it is not"
+
 check "destroy f1" "$FB" destroy f1
 FB_SANDBOXES=""
 assert_no_leftovers "file events"
