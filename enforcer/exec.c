@@ -351,8 +351,8 @@ static void exec_tell_caller(const struct exec_call *c)
 	if (c->why == EXEC_WHY_FROZEN)
 		fprintf(stderr,
 			"firebreak exec: sandbox %s was frozen while %s ran (see firebreak "
-			"timeline "
-			"%s); the call is held there, unfinished, until it is thawed or killed\n",
+			"timeline %s);"
+			" the call is held there, unfinished, until it is thawed or killed\n",
 			c->req->name, c->req->tool, c->req->name);
 }
 
