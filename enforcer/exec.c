@@ -356,22 +356,12 @@ static void exec_tell_caller(const struct exec_call *c)
 			c->req->name, c->req->tool, c->req->name);
 }
 
-/*
- * A call under a freeze: its caller is told (SANDBOX_EXIT_FROZEN), and step.end says it was frozen,
- * not how it ended. Its processes and cgroup stay as they are, for whoever looks at the freeze;
- * a thaw lets them go on, a kill or destroy ends them.
- */
-static int exec_finish_frozen(struct exec_call *c)
+/* step.end with fields (taken), recorded with the monitor and waited for. */
+static void exec_record_end(struct exec_call *c, json_t *fields)
 {
 	struct event ev;
 
-	c->made_cgroup = 0;
-	c->registered = 0;
-	exec_tell_caller(c);
-	make_event(&ev, c->req, c->step, "step.end",
-		   json_pack("{s:n, s:n, s:I, s:b, s:b, s:b}", "exit_code", "signal", "duration_ns",
-			     (json_int_t)(time_now_ns() - c->t0), "timed_out", 0, "leftover_killed",
-			     0, "frozen", 1));
+	make_event(&ev, c->req, c->step, "step.end", fields);
 	if (c->rp) {
 		report_event(c->rp, &ev);
 		if (report_wait(c->rp) < 0)
@@ -379,6 +369,21 @@ static int exec_finish_frozen(struct exec_call *c)
 				 (long long)c->step);
 	}
 	event_clear(&ev);
+}
+
+/*
+ * A call under a freeze: its caller is told (SANDBOX_EXIT_FROZEN), and step.end says it was frozen,
+ * not how it ended. Its processes and cgroup stay as they are, for whoever looks at the freeze;
+ * a thaw lets them go on, a kill or destroy ends them.
+ */
+static int exec_finish_frozen(struct exec_call *c)
+{
+	c->made_cgroup = 0;
+	c->registered = 0;
+	exec_tell_caller(c);
+	exec_record_end(c, json_pack("{s:n, s:n, s:I, s:b, s:b, s:b}", "exit_code", "signal",
+				     "duration_ns", (json_int_t)(time_now_ns() - c->t0),
+				     "timed_out", 0, "leftover_killed", 0, "frozen", 1));
 	return SANDBOX_EXIT_FROZEN;
 }
 
@@ -393,7 +398,6 @@ static int exec_finish(struct exec_call *c)
 {
 	int status = c->status, why = c->why, timed_out = why == 1, leftover, code;
 	uint64_t peak = 0;
-	struct event ev;
 	json_t *fields;
 
 	if (why == EXEC_WHY_FROZEN)
@@ -417,14 +421,7 @@ static int exec_finish(struct exec_call *c)
 			  (json_int_t)peak, "timed_out", timed_out, "leftover_killed", leftover,
 			  "interrupted_by", why > 1 ? json_integer(why) : json_null(), "exec_error",
 			  c->exec_err ? json_string(strerror(-c->exec_err)) : json_null());
-	make_event(&ev, c->req, c->step, "step.end", fields);
-	if (c->rp) {
-		report_event(c->rp, &ev);
-		if (report_wait(c->rp) < 0)
-			log_warn("firebreak exec: the monitor did not record step %lld",
-				 (long long)c->step);
-	}
-	event_clear(&ev);
+	exec_record_end(c, fields);
 	return code;
 }
 
