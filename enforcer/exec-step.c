@@ -19,6 +19,7 @@
 
 #include "macro.h"
 #include "privs.h"
+#include "step-landlock.h"
 #include "timeutil.h"
 
 /* The namespaces a tool call joins, in the order it joins them (mnt last: it moves the root). */
@@ -63,6 +64,10 @@ _Noreturn static void child_main(const struct exec_step *run)
 	     setrlimit(RLIMIT_MEMLOCK, &memlock) < 0 || setrlimit(RLIMIT_RTPRIO, &zero) < 0 ||
 	     setrlimit(RLIMIT_NICE, &zero) < 0))
 		r = -errno;
+	/* A domain of the step's own before anything of the tool's runs (step-landlock.c): its
+	 * processes can neither see nor reach another step's, nor write each other's memory. */
+	if (r == 0 && (r = step_landlock_enter(run->landlock_fd)) == 0)
+		close(run->landlock_fd);
 	if (r == 0)
 		r = privs_become(run->st->uid, run->st->gid);
 	if (r == 0)
@@ -199,20 +204,25 @@ void exec_step_init(struct exec_step *s)
 	s->cgroup_dirfd = -1;
 	s->nprocs = 0;
 	s->err_pipe[0] = s->err_pipe[1] = -1;
+	s->landlock_fd = -1;
 }
 
 int exec_step_open(struct exec_step *s, const char *rel, const struct sandbox_state *st)
 {
-	int r = 0;
+	int r;
 
 	if ((s->nprocs = cgroup_open_join(rel, &s->cgroup_dirfd, s->procs_fds,
-					  ARRAY_SIZE(s->procs_fds))) < 0 ||
-	    (r = open_namespaces(st, s)) < 0 || pipe2(s->err_pipe, O_CLOEXEC) < 0) {
-		r = r < 0 ? r : s->nprocs < 0 ? s->nprocs : -errno;
-		s->nprocs = s->nprocs < 0 ? 0 : s->nprocs;
+					  ARRAY_SIZE(s->procs_fds))) < 0) {
+		r = s->nprocs;
+		s->nprocs = 0;
 		return r;
 	}
-	return 0;
+	if ((r = open_namespaces(st, s)) < 0)
+		return r;
+	if (pipe2(s->err_pipe, O_CLOEXEC) < 0)
+		return -errno;
+	s->landlock_fd = step_landlock_ruleset(st->init_pid);
+	return s->landlock_fd < 0 ? s->landlock_fd : 0;
 }
 
 void exec_step_close(struct exec_step *run)
@@ -226,6 +236,8 @@ void exec_step_close(struct exec_step *run)
 		close(run->cgroup_dirfd);
 	if (run->pid_ns >= 0)
 		close(run->pid_ns);
+	if (run->landlock_fd >= 0)
+		close(run->landlock_fd);
 	for (int i = 0; i < 2; i++)
 		if (run->err_pipe[i] >= 0)
 			close(run->err_pipe[i]);

@@ -27,6 +27,7 @@ struct exec_step {
 	int procs_fds[CGROUP_MAX_HIERARCHIES];
 	int nprocs;
 	int err_pipe[2];
+	int landlock_fd; /* the step's own Landlock domain, which the child enters */
 	const char *program;
 	char **argv;
 	char **envp;
@@ -39,8 +40,9 @@ struct exec_step {
 void exec_step_init(struct exec_step *s);
 
 /*
- * Opens the step cgroup rel's join fds, st's init's namespaces and the error pipe. 0 or -errno
- * (-ESRCH: the init is gone); exec_step_close() closes what is open either way.
+ * Opens the step cgroup rel's join fds, st's init's namespaces, the error pipe and the step's
+ * Landlock ruleset. 0 or -errno (-ESRCH: the init is gone; -EOPNOTSUPP: the kernel has no
+ * Landlock, so steps could not be kept apart); exec_step_close() closes what is open either way.
  */
 int exec_step_open(struct exec_step *s, const char *rel, const struct sandbox_state *st);
 

@@ -237,6 +237,11 @@ static int exec_open_sandbox(struct exec_call *c)
 {
 	int r = exec_step_open(&c->run, c->rel, &c->st);
 
+	if (r == -EOPNOTSUPP)
+		return log_error("firebreak exec: this kernel has no Landlock (lsm= lacks "
+				 "landlock), which keeps one step's processes from another's; "
+				 "nothing runs without it"),
+		       r;
 	if (r < 0)
 		return log_errno(r, "firebreak exec: enter sandbox %s", c->req->name);
 	return 0;

@@ -69,6 +69,52 @@ static void close_all_except(const int *keep, int n)
 	}
 }
 
+/*
+ * Where this process's command line and environment lie in its memory (/proc/self/stat's fields
+ * 48 to 51), or -1.
+ */
+static int args_area(unsigned long v[4])
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* The name in parentheses may hold anything; field 3 follows the last ')'. Each space
+	 * passed is one more field: at the 46th, p is at field 48. */
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (int field = 2; field < 48; field++)
+		if (!(p = strchr(p + 1, ' ')))
+			return -1;
+	return sscanf(p, " %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) == 4 ? 0 : -1;
+}
+
+/*
+ * The init was forked by `firebreak create`, whose command line (the config, runtime dir, store
+ * and policy paths) and environment are still in its memory, where /proc/1/cmdline and environ
+ * would show them: they are overwritten with the init's name and nothing, once the init has read
+ * its arguments (some point into that memory: the hostname is create's argv) and before it says
+ * it is ready. v: args_area()'s, read before the sandbox's /proc replaced the host's. (The sandbox
+ * sees a stand-in for pid 1 anyway, lures.h; this is for whatever else reads the init's.)
+ */
+static void forget_command_line(const unsigned long v[4])
+{
+	static const char name[] = "firebreak-init";
+	size_t room;
+
+	if (v[1] <= v[0] || v[3] < v[2])
+		return;
+	room = v[1] - v[0];
+	memset((void *)v[0], 0, room);
+	memcpy((void *)v[0], name, room > sizeof(name) ? sizeof(name) - 1 : room - 1);
+	memset((void *)v[2], 0, v[3] - v[2]);
+}
+
 /* The sandbox's own cgroup namespace, tree, hostname and loopback; any failure ends us. */
 static void init_build(const struct sandbox_init_args *a)
 {
@@ -123,7 +169,7 @@ static void init_signals(const struct sandbox_init_args *a, int *ret_sfd, int *r
 
 /* Gives up every capability and the right to gain any, detaches from the parent's session and
  * stdio, and tells the parent the sandbox is ready. */
-static void init_give_up(const struct sandbox_init_args *a)
+static void init_give_up(const struct sandbox_init_args *a, const unsigned long area[4])
 {
 	int r;
 
@@ -139,6 +185,7 @@ static void init_give_up(const struct sandbox_init_args *a)
 		dup2(null, 1);
 		dup2(null, 2);
 	}
+	forget_command_line(area);
 	if (dprintf(a->report_fd, "ok\n") < 0)
 		_exit(1);
 	close(a->report_fd);
@@ -179,12 +226,14 @@ _Noreturn static void init_loop(const struct sandbox_init_args *a, int sfd, int 
 _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 {
 	int keep[] = { a->go_fd, a->report_fd, a->kill_fd };
+	unsigned long area[4] = { 0 };
 	int sfd, tfd;
 
 	close_all_except(keep, 3);
 	prctl(PR_SET_NAME, "firebreak-init", 0, 0, 0);
+	args_area(area);
 	init_build(a);
 	init_signals(a, &sfd, &tfd);
-	init_give_up(a);
+	init_give_up(a, area);
 	init_loop(a, sfd, tfd);
 }

@@ -217,13 +217,18 @@ static int make_dev(const char *root, char *err, size_t errlen)
 	return set_attrs(dev, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0);
 }
 
+/*
+ * The sandbox's /proc lists only the processes the reader may ptrace-access (hidepid=invisible):
+ * with each step in a Landlock domain of its own (step-landlock.c), a step's own, never another
+ * step's nor the init.
+ */
 static int make_proc(const char *root, char *err, size_t errlen)
 {
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/proc", root);
 	if (mkdir(path, 0555) < 0 ||
-	    mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+	    mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0)
 		return mounts_fail(-errno, err, errlen, "mount /proc");
 	for (size_t i = 0; i < ARRAY_SIZE(proc_read_only); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, proc_read_only[i]);

@@ -99,20 +99,22 @@ static int plant_decoy(const struct sandbox_mounts *m, const char *path, char *e
 #define TRIPWIRE_TEXT_MAX (64 * 1024)
 
 /*
- * Directories bound whole from the stage: their entries are magic links (a namespace's), which
- * a bind cannot cover one by one. A lure under one is planted as a file in the stage's copy.
+ * Directories bound whole from the stage, a lure under one planted as a file in the stage's copy:
+ * pid 1's, whose entries (and the namespaces' magic links) a bind cannot cover one by one, and
+ * which with hidepid=invisible (mounts.c) no step could reach through the real directory. The
+ * stand-in holds the tripwires only: pid 1's other entries do not exist for the sandbox.
  */
-static const char *const bound_whole[] = { "/proc/1/ns" };
+static const char *const bound_whole[] = { "/proc/1" };
 
-/* The index in bound_whole of path's directory, or -1. */
+/* The index in bound_whole of the directory path lies under, or -1. */
 static int bound_dir(const char *path)
 {
-	const char *slash = strrchr(path, '/');
+	for (size_t i = 0; i < ARRAY_SIZE(bound_whole); i++) {
+		size_t n = strlen(bound_whole[i]);
 
-	for (size_t i = 0; i < ARRAY_SIZE(bound_whole); i++)
-		if (slash && (size_t)(slash - path) == strlen(bound_whole[i]) &&
-		    strncmp(path, bound_whole[i], (size_t)(slash - path)) == 0)
+		if (strncmp(path, bound_whole[i], n) == 0 && path[n] == '/')
 			return (int)i;
+	}
 	return -1;
 }
 
@@ -148,8 +150,8 @@ static int plant_tripwire(const struct sandbox_mounts *m, const struct lure *l, 
 
 	snprintf(target, sizeof(target), "%s%s", m->root, l->path);
 	if (dir >= 0) {
-		snprintf(src, sizeof(src), "%s%s/d%d/%s", m->root, LURES_STAGE, dir,
-			 strrchr(l->path, '/') + 1);
+		snprintf(src, sizeof(src), "%s%s/d%d%s", m->root, LURES_STAGE, dir,
+			 l->path + strlen(bound_whole[dir]));
 		if ((r = make_parents(src, 0755, 0, 0)) < 0 ||
 		    (r = write_file(src, "", 0666, 0, 0)) < 0)
 			return mounts_fail(r, err, errlen, "tripwire for %s", l->path);

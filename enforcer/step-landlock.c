@@ -1,0 +1,181 @@
+/*
+ * A step's Landlock domain.
+ *
+ * Every step of a sandbox runs as the sandbox's one uid: the workspace's files must stay that
+ * uid's, or a later step could not edit what an earlier one wrote (and git would call the tree
+ * another user's). So the uid cannot be the wall between steps; a Landlock domain of the step's
+ * own is. The kernel lets a process in a domain ptrace-access another (read /proc/PID/environ,
+ * maps, cmdline's neighbours, open /proc/PID/mem, ptrace, pidfd_getfd) only if that one is in the
+ * same domain or one nested in it; with /proc mounted hidepid=invisible (mounts.c) it does not even
+ * list the others. The signal and abstract-socket scopes (ABI 6) keep a step's kill() and
+ * connect() to abstract unix sockets inside the step.
+ *
+ * Within a step, processes share the domain; what keeps one from writing a sibling's memory is the
+ * one file right the domain handles, writing: granted everywhere in the sandbox's tree except
+ * under /proc, whose writable files are processes' own (mem, attr, oom_score_adj, ...). /proc's
+ * static entries (sys, with its tripwires; the pid 1 stand-in, a tripwire directory) keep the
+ * right, so a write there is still refused where it always was, and seen.
+ */
+#include "step-landlock.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+/*
+ * The ABI's ruleset attributes and flags beyond what this system's headers (Linux 6.1's) know. The
+ * kernel takes the struct's size: an older kernel is given only the fields it has.
+ */
+struct step_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net; /* ABI 4 */
+	uint64_t scoped;	     /* ABI 6 */
+};
+#define STEP_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define STEP_SCOPE_SIGNAL (1ULL << 1)
+#define STEP_RESTRICT_LOG_SAME_EXEC_OFF (1U << 0) /* ABI 7 */
+#define STEP_RESTRICT_LOG_NEW_EXEC_ON (1U << 1)	  /* ABI 7 */
+
+/*
+ * The rights the domain handles, granted wherever writing is: writing, and (beneath a directory)
+ * moving or linking a file to another directory, which a domain refuses everywhere unless it
+ * handles and grants it (ABI 2).
+ */
+#define STEP_ACCESS (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REFER)
+
+int step_landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v < 0)
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return (int)v;
+}
+
+/* Grants writing beneath (or on) what fd names; a descriptor no rule can name (a pipe, a socket:
+ * Landlock never checks those) needs none. */
+static int grant_fd(int ruleset, int fd)
+{
+	struct landlock_path_beneath_attr pb = { .parent_fd = fd };
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return 0; /* what a link names is an entry of its own */
+	pb.allowed_access = S_ISDIR(st.st_mode) ? STEP_ACCESS : LANDLOCK_ACCESS_FS_WRITE_FILE;
+	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		return errno == EBADFD ? 0 : -errno;
+	return 0;
+}
+
+/* Grants writing beneath dirfd's entry name, unless it is gone since it was listed. */
+static int grant_entry(int ruleset, int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = grant_fd(ruleset, fd);
+	close(fd);
+	return r;
+}
+
+/* A process's directory under /proc (all digits), or the links to the caller's own. */
+static int proc_per_process(const char *name)
+{
+	if (strcmp(name, "self") == 0 || strcmp(name, "thread-self") == 0)
+		return 1;
+	return name[0] && strspn(name, "0123456789") == strlen(name);
+}
+
+/*
+ * Grants writing beneath every entry of the directory at path (under the sandbox's root), but
+ * skip's. In /proc, pid 1's directory is no process's: it is the tripwires' stand-in (lures.h).
+ */
+static int grant_dir(int ruleset, const char *path, int (*skip)(const char *))
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return -errno;
+	while (r == 0 && (errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    skip(de->d_name))
+			continue;
+		r = grant_entry(ruleset, dirfd(d), de->d_name);
+	}
+	if (r == 0 && errno)
+		r = -errno;
+	closedir(d);
+	return r;
+}
+
+static int root_skip(const char *name)
+{
+	return strcmp(name, "proc") == 0;
+}
+
+static int proc_skip(const char *name)
+{
+	return strcmp(name, "1") != 0 && proc_per_process(name);
+}
+
+int step_landlock_ruleset(pid_t init)
+{
+	int abi = step_landlock_abi(), ruleset, r;
+	struct step_ruleset_attr attr = { .handled_access_fs = STEP_ACCESS };
+	size_t size = offsetof(struct step_ruleset_attr, handled_access_net);
+	char path[64];
+
+	if (abi < 0)
+		return abi;
+	if (abi < 2)
+		return -EOPNOTSUPP; /* ABI 1 refuses every rename across directories */
+	if (abi >= 6) {
+		attr.scoped = STEP_SCOPE_ABSTRACT_UNIX_SOCKET | STEP_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (ruleset < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/root/", (int)init);
+	r = grant_dir(ruleset, path, root_skip);
+	snprintf(path, sizeof(path), "/proc/%d/root/proc/", (int)init);
+	if (r == 0)
+		r = grant_dir(ruleset, path, proc_skip);
+	/* What the caller gave the tool as its stdio, where it is a file: a tool reopening it
+	 * (/dev/stdout) writes where it could write already. */
+	for (int fd = 0; fd < 3 && r == 0; fd++)
+		r = fcntl(fd, F_GETFD) < 0 ? 0 : grant_fd(ruleset, fd);
+	if (r < 0) {
+		close(ruleset);
+		return r;
+	}
+	return ruleset;
+}
+
+int step_landlock_enter(int ruleset_fd)
+{
+	unsigned flags = 0;
+
+	/* The tool's refusals reach the audit log (a denial after the execve that follows);
+	 * this process's own would be the enforcer's bug, and there are none to log. */
+	if (step_landlock_abi() >= 7)
+		flags = STEP_RESTRICT_LOG_NEW_EXEC_ON | STEP_RESTRICT_LOG_SAME_EXEC_OFF;
+	if (syscall(SYS_landlock_restrict_self, ruleset_fd, flags) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,74 @@
+"""From one step, goes after another step's process (argv[1]: its pid in the sandbox) and after
+its own child, as an attacker who took this step would; prints what each attempt gave, as JSON."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+
+victim = int(sys.argv[1])
+out = {}
+
+
+def attempt(name, fn):
+    try:
+        r = fn()
+        out[name] = {"ok": True, "value": r}
+    except OSError as e:
+        out[name] = {"ok": False, "errno": e.errno}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read(200).decode(errors="replace")
+
+
+def open_rw(path):
+    os.close(os.open(path, os.O_RDWR))
+    return "opened for writing"
+
+
+def poke(pid):
+    """dd of one byte into the text of pid: the first executable mapping of its program."""
+    with open("/proc/%d/maps" % pid) as f:
+        start = next(int(l.split("-")[0], 16) for l in f if " r-xp " in l)
+    fd = os.open("/proc/%d/mem" % pid, os.O_RDWR)
+    try:
+        os.pwrite(fd, b"\xcc", start)
+    finally:
+        os.close(fd)
+    return "wrote"
+
+
+def connect_abstract():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0firebreak-victim")
+    s.close()
+    return "connected"
+
+
+out["listed"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+out["self"] = os.getpid()
+attempt("victim_environ", lambda: read("/proc/%d/environ" % victim))
+attempt("victim_cmdline", lambda: read("/proc/%d/cmdline" % victim))
+attempt("victim_mem", lambda: open_rw("/proc/%d/mem" % victim))
+attempt("victim_poke", lambda: poke(victim))
+attempt("victim_signal0", lambda: os.kill(victim, 0))
+attempt("victim_kill", lambda: os.kill(victim, signal.SIGKILL))
+attempt("victim_socket", connect_abstract)
+attempt("init_cmdline", lambda: read("/proc/1/cmdline"))
+
+# Its own child: same step, same domain. Reading it stays possible (the control: the pid is
+# right and reachable), writing its memory does not.
+child = subprocess.Popen(["/usr/bin/sleep", "30"])
+attempt("child_environ", lambda: read("/proc/%d/environ" % child.pid))
+attempt("child_mem", lambda: open_rw("/proc/%d/mem" % child.pid))
+attempt("child_poke", lambda: poke(child.pid))
+child.kill()
+child.wait()
+# What the step learns of the host.
+out["mountinfo"] = open("/proc/self/mountinfo").read()
+out["cgroup"] = open("/proc/self/cgroup").read()
+out["env"] = dict(os.environ)
+print(json.dumps(out))
