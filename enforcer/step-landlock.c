@@ -12,9 +12,9 @@
  *
  * Within a step, processes share the domain; what keeps one from writing a sibling's memory is the
  * one file right the domain handles, writing: granted everywhere in the sandbox's tree except
- * under /proc, whose writable files are processes' own (mem, attr, oom_score_adj, ...). /proc's
- * static entries (sys, with its tripwires; the pid 1 stand-in, a tripwire directory) keep the
- * right, so a write there is still refused where it always was, and seen.
+ * under /proc, whose writable files are processes' own (mem, attr, oom_score_adj, ...). /proc/sys,
+ * with its tripwires, and the pid 1 stand-in, a tripwire directory, keep the right, so a write
+ * there is still refused where it always was, and seen.
  */
 #include "step-landlock.h"
 
@@ -91,46 +91,45 @@ static int grant_entry(int ruleset, int dirfd, const char *name)
 	return r;
 }
 
-/* A process's directory under /proc (all digits), or the links to the caller's own. */
-static int proc_per_process(const char *name)
+/* Grants writing beneath every entry of the sandbox's root but /proc. */
+static int grant_root(int ruleset, pid_t init)
 {
-	if (strcmp(name, "self") == 0 || strcmp(name, "thread-self") == 0)
-		return 1;
-	return name[0] && strspn(name, "0123456789") == strlen(name);
-}
-
-/*
- * Grants writing beneath every entry of the directory at path (under the sandbox's root), but
- * skip's. In /proc, pid 1's directory is no process's: it is the tripwires' stand-in (lures.h).
- */
-static int grant_dir(int ruleset, const char *path, int (*skip)(const char *))
-{
-	DIR *d = opendir(path);
+	char path[64];
 	struct dirent *de;
+	DIR *d;
 	int r = 0;
 
-	if (!d)
+	snprintf(path, sizeof(path), "/proc/%d/root/", (int)init);
+	if (!(d = opendir(path)))
 		return -errno;
-	while (r == 0 && (errno = 0, de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    skip(de->d_name))
-			continue;
-		r = grant_entry(ruleset, dirfd(d), de->d_name);
-	}
+	while (r == 0 && (errno = 0, de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "proc") != 0)
+			r = grant_entry(ruleset, dirfd(d), de->d_name);
 	if (r == 0 && errno)
 		r = -errno;
 	closedir(d);
 	return r;
 }
 
-static int root_skip(const char *name)
+/*
+ * In /proc, only where a write is refused by something else and seen: sys (read-only, its
+ * tripwires bound over it) and pid 1's directory, which is no process's but the tripwires'
+ * stand-in (lures.h). Every other entry is a process's own or root's.
+ */
+static int grant_proc(int ruleset, pid_t init)
 {
-	return strcmp(name, "proc") == 0;
-}
+	static const char *const granted[] = { "sys", "1" };
+	char path[64];
+	int dirfd, r = 0;
 
-static int proc_skip(const char *name)
-{
-	return strcmp(name, "1") != 0 && proc_per_process(name);
+	snprintf(path, sizeof(path), "/proc/%d/root/proc", (int)init);
+	if ((dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (size_t i = 0; i < ARRAY_SIZE(granted) && r == 0; i++)
+		r = grant_entry(ruleset, dirfd, granted[i]);
+	close(dirfd);
+	return r;
 }
 
 int step_landlock_ruleset(pid_t init)
@@ -138,7 +137,6 @@ int step_landlock_ruleset(pid_t init)
 	int abi = step_landlock_abi(), ruleset, r;
 	struct step_ruleset_attr attr = { .handled_access_fs = STEP_ACCESS };
 	size_t size = offsetof(struct step_ruleset_attr, handled_access_net);
-	char path[64];
 
 	if (abi < 0)
 		return abi;
@@ -151,15 +149,8 @@ int step_landlock_ruleset(pid_t init)
 	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (ruleset < 0)
 		return -errno;
-	snprintf(path, sizeof(path), "/proc/%d/root/", (int)init);
-	r = grant_dir(ruleset, path, root_skip);
-	snprintf(path, sizeof(path), "/proc/%d/root/proc/", (int)init);
-	if (r == 0)
-		r = grant_dir(ruleset, path, proc_skip);
-	/* What the caller gave the tool as its stdio, where it is a file: a tool reopening it
-	 * (/dev/stdout) writes where it could write already. */
-	for (int fd = 0; fd < 3 && r == 0; fd++)
-		r = fcntl(fd, F_GETFD) < 0 ? 0 : grant_fd(ruleset, fd);
+	if ((r = grant_root(ruleset, init)) == 0)
+		r = grant_proc(ruleset, init);
 	if (r < 0) {
 		close(ruleset);
 		return r;

@@ -12,9 +12,9 @@ int step_landlock_abi(void);
 
 /*
  * The ruleset a step of the sandbox whose init is init enters: writing files is granted everywhere
- * in the sandbox's tree but under /proc (its tripwires and static files excepted, never a
- * process's own directory), and on what fds 0-2 name; signals and abstract unix sockets are scoped
- * to the step where the kernel can (ABI 6). Built by the parent through /proc/INIT/root, so the
+ * in the sandbox's tree but under /proc (/proc/sys and the pid 1 stand-in excepted, never a
+ * process's own directory); signals and abstract unix sockets are scoped to the step where the
+ * kernel can (ABI 6). Built by the parent through /proc/INIT/root, so the
  * child only enters it. Returns the ruleset's fd or -errno.
  */
 int step_landlock_ruleset(pid_t init);
