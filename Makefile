@@ -162,6 +162,7 @@ integration: all $(PROBE_BIN)
 check: deps
 	@python3 tests/check-includes.py
 	@sh tests/check-format.sh
+	@python3 tests/check-docs.py
 
 test: check unit integration
 
