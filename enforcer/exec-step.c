@@ -27,8 +27,10 @@ static const struct {
 	const char *name;
 	int type;
 } namespaces[] = {
-	{ "ipc", CLONE_NEWIPC },       { "uts", CLONE_NEWUTS }, { "net", CLONE_NEWNET },
-	{ "cgroup", CLONE_NEWCGROUP }, { "mnt", CLONE_NEWNS },
+	{ "uts", CLONE_NEWUTS },
+	{ "net", CLONE_NEWNET },
+	{ "cgroup", CLONE_NEWCGROUP },
+	{ "mnt", CLONE_NEWNS },
 };
 _Static_assert(ARRAY_SIZE(namespaces) == EXEC_STEP_NAMESPACES, "one fd per namespace");
 
@@ -54,6 +56,10 @@ _Noreturn static void child_main(const struct exec_step *run)
 	for (size_t i = 0; i < ARRAY_SIZE(namespaces) && r == 0; i++)
 		if (setns(run->ns_fds[i], namespaces[i].type) < 0)
 			r = -errno;
+	/* An IPC namespace of the step's own: System V shared memory, semaphores and message
+	 * queues are a same-uid way into another step's memory (/proc/sysvipc lists them all). */
+	if (r == 0 && unshare(CLONE_NEWIPC) < 0)
+		r = -errno;
 	if (r == 0 && chdir("/workspace") < 0)
 		r = -errno;
 	/* Set every limit that matters, not inherit the harness's: no locked memory, no real-time

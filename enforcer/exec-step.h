@@ -13,8 +13,8 @@
 #include "seccomp.h"
 #include "state.h"
 
-/* The namespaces a tool call joins besides pid: ipc, uts, net, cgroup and mnt. */
-#define EXEC_STEP_NAMESPACES 5
+/* The namespaces a tool call joins besides pid: uts, net, cgroup and mnt (its ipc is its own). */
+#define EXEC_STEP_NAMESPACES 4
 
 /*
  * What the child needs, opened and filled by the parent before the clone. Not opaque: it lives on

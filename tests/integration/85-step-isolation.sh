@@ -33,8 +33,8 @@ done | head -1)
 ok "step A runs as pid $VPID of the sandbox (host pid $HOST_VPID), holding its secret"
 
 # Step B: the attacker.
-"$FB" exec st1 --tool attack -- python3 /workspace/step-reach.py "$VPID" >"$T/reach.json" ||
-	fail "step-reach.py: $(cat "$T/reach.json")"
+"$FB" exec st1 --tool attack -- python3 /workspace/step-reach.py "$VPID" >"$T/reach.json" 2>"$T/reach.err" ||
+	fail "step-reach.py: $(cat "$T/reach.json" "$T/reach.err")"
 check_json() { # check_json PYTHON-EXPRESSION-ON-d DESCRIPTION
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" \
 		"$T/reach.json" || fail "$2: $(cat "$T/reach.json")"
@@ -49,6 +49,8 @@ check_json 'd["victim_signal0"] == {"ok": False, "errno": 1} and d["victim_kill"
 	"step A cannot be signalled (EPERM: its domain is not the attacker's)"
 check_json 'd["victim_socket"] == {"ok": False, "errno": 1}' \
 	"step A's abstract unix socket refuses the other step (EPERM)"
+check_json 'd["victim_shm"] == {"ok": False, "errno": 2} and d["sysvipc_shm"] == []' \
+	"step A's System V shared memory does not exist for the other step"
 check_json 'd["child_environ"]["ok"] and "PATH=" in d["child_environ"]["value"]' \
 	"the attacker can read its own child's environment (the pids and the probe are right)"
 check_json 'd["child_mem"] == {"ok": False, "errno": 13} and d["child_poke"] == {"ok": False, "errno": 13}' \
