@@ -2,9 +2,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,7 +32,7 @@ static const char *request_refused(const struct dns_wire_request *req, const str
 
 /* One request in, one answer back; returns 1 if it was refused, 0 if not, -errno if the
  * connection is gone. */
-static int relay_one(int fd, int gate, unsigned k, const struct policy *p)
+static int relay_one(int fd, unsigned k, const struct policy *p)
 {
 	struct dns_wire_request req;
 	char addr[INET6_ADDRSTRLEN], text[256], err[256];
@@ -47,7 +50,7 @@ static int relay_one(int fd, int gate, unsigned k, const struct policy *p)
 		snprintf(text, sizeof(text),
 			 "add element inet " EGRESS_TABLE "_%u dns%u_%u { %s }\n", k, req.family,
 			 req.rule, addr);
-		if (nft_apply(gate, text, err, sizeof(err)) < 0)
+		if (nft_apply(-1, text, err, sizeof(err)) < 0) /* the keeper is in the gate */
 			why = "nft refused it";
 		else
 			answer = DNS_WIRE_OK;
@@ -57,6 +60,22 @@ static int relay_one(int fd, int gate, unsigned k, const struct policy *p)
 	if (send(fd, &answer, 1, MSG_NOSIGNAL) != 1)
 		return -errno;
 	return why != NULL;
+}
+
+int egress_dns_relay_narrow(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	/* The bounding set first (CAP_SETPCAP is still there): every nft started later has it. */
+	for (int cap = 0; cap <= 63; cap++)
+		if (cap != CAP_NET_ADMIN && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+		    errno != EINVAL)
+			return -errno;
+	d[0].effective = d[0].permitted = 1U << CAP_NET_ADMIN;
+	if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 /* The first connection from uid is dnsmasq's; the listener closes then, so there is no other. */
@@ -77,8 +96,7 @@ static int accept_dnsmasq(int lfd, uid_t uid)
 	return fd;
 }
 
-int egress_dns_relay_serve(int lfd, pid_t dnsmasq, uid_t uid, int gate, unsigned k,
-			   const struct policy *p)
+int egress_dns_relay_serve(int lfd, pid_t dnsmasq, uid_t uid, unsigned k, const struct policy *p)
 {
 	int fd = -1, refused = 0, status;
 
@@ -97,7 +115,7 @@ int egress_dns_relay_serve(int lfd, pid_t dnsmasq, uid_t uid, int gate, unsigned
 				close(lfd);
 			continue;
 		}
-		if ((r = relay_one(fd, gate, k, p)) < 0) {
+		if ((r = relay_one(fd, k, p)) < 0) {
 			/* dnsmasq closed its end: it is exiting (or jammed its own gate). */
 			while (waitpid(dnsmasq, &status, 0) < 0 && errno == EINTR)
 				;

@@ -13,11 +13,16 @@
 struct policy;
 
 /*
- * Serves the jailed dnsmasq (pid dnsmasq, whose uid must be uid) on the listening socket lfd,
- * writing into table EGRESS_TABLE_k of the gate (netns gate) the sets of p's host rules, until
- * dnsmasq exits; returns how many requests it refused (each logged).
+ * Leaves the keeper (root, in the gate's netns, once the jail is built) only what nft needs:
+ * CAP_NET_ADMIN, in its own and its bounding set, and no_new_privs. 0 or -errno.
  */
-int egress_dns_relay_serve(int lfd, pid_t dnsmasq, uid_t uid, int gate, unsigned k,
-			   const struct policy *p);
+int egress_dns_relay_narrow(void);
+
+/*
+ * Serves the jailed dnsmasq (pid dnsmasq, whose uid must be uid) on the listening socket lfd,
+ * writing into table EGRESS_TABLE_k of the gate (the caller's netns) the sets of p's host rules,
+ * until dnsmasq exits; returns how many requests it refused (each logged).
+ */
+int egress_dns_relay_serve(int lfd, pid_t dnsmasq, uid_t uid, unsigned k, const struct policy *p);
 
 #endif

@@ -241,11 +241,17 @@ _Noreturn static void keeper_main(struct dns_keeper *kp, char *const *argv, int 
 		kill(pid, SIGKILL);
 		goto fail;
 	}
+	/* The jail is built: from here on the keeper can do nft and nothing else of root's. */
+	if ((r = egress_dns_relay_narrow()) < 0) {
+		kill(pid, SIGKILL);
+		goto fail;
+	}
 	answer = 0;
 	if (write(ready, &answer, 1) != 1)
 		_exit(1);
 	close(ready);
-	egress_dns_relay_serve(lfd, pid, uid, gate, kp->k, kp->p);
+	close(gate);
+	egress_dns_relay_serve(lfd, pid, uid, kp->k, kp->p);
 	unlink(kp->sock);
 	_exit(0);
 fail:

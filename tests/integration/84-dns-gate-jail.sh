@@ -36,6 +36,16 @@ assert st["NoNewPrivs"] == "1", "NoNewPrivs %s" % st["NoNewPrivs"]
 assert st["Seccomp"] == "2", "Seccomp %s" % st["Seccomp"]
 PY
 ok "dnsmasq runs as uid $uid, no capability in any set, no_new_privs, seccomp filter"
+keeper=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status")
+python3 - "/proc/$keeper/status" <<'PY' || fail "the DNS keeper holds more than CAP_NET_ADMIN"
+import sys
+st = dict(l.rstrip("\n").split(":\t", 1) for l in open(sys.argv[1]) if ":\t" in l)
+for c in ("CapPrm", "CapEff", "CapBnd"):
+    assert int(st[c], 16) == 1 << 12, "%s %s" % (c, st[c])  # CAP_NET_ADMIN
+assert int(st["CapInh"], 16) == 0 and int(st["CapAmb"], 16) == 0, st
+assert st["NoNewPrivs"] == "1", "NoNewPrivs %s" % st["NoNewPrivs"]
+PY
+ok "its keeper (pid $keeper) holds CAP_NET_ADMIN alone, no_new_privs"
 for ns in mnt pid; do
 	[ "$(readlink "/proc/$pid/ns/$ns")" != "$(readlink /proc/self/ns/$ns)" ] ||
 		fail "dnsmasq shares the host's $ns namespace"
