@@ -173,6 +173,6 @@ assert_eq "$(cat "/proc/$pid/comm")" "dnsmasq" "the gate's dnsmasq still runs"
 FB_SANDBOXES=""
 for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 [ ! -d "/proc/$pid" ] || fail "dnsmasq outlived its sandbox"
-for _ in $(seq 30); do pgrep -f "firebreak.* create dj1 " >/dev/null || break; sleep 0.1; done
-pgrep -f "firebreak.* create dj1 " >/dev/null && fail "dj1's DNS keeper outlived it"
+for _ in $(seq 30); do [ -d "/proc/$keeper" ] || break; sleep 0.1; done
+[ ! -d "/proc/$keeper" ] || fail "dj1's DNS keeper (pid $keeper) outlived it"
 ok "destroy ends dnsmasq and its keeper"
