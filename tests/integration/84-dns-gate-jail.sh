@@ -171,8 +171,10 @@ assert_eq "$(cat "/proc/$pid/comm")" "dnsmasq" "the gate's dnsmasq still runs"
 
 "$FB" destroy dj1 || fail "destroy"
 FB_SANDBOXES=""
-for _ in $(seq 50); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-[ ! -d "/proc/$pid" ] || fail "dnsmasq outlived its sandbox"
-for _ in $(seq 30); do [ -d "/proc/$keeper" ] || break; sleep 0.1; done
-[ ! -d "/proc/$keeper" ] || fail "dj1's DNS keeper (pid $keeper) outlived it"
+# gone PID: it has exited (a zombie is gone too: whoever adopted it reaps it when it will).
+gone() { [ ! -d "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+for _ in $(seq 50); do gone "$pid" && break; sleep 0.1; done
+gone "$pid" || fail "dnsmasq outlived its sandbox"
+for _ in $(seq 30); do gone "$keeper" && break; sleep 0.1; done
+gone "$keeper" || fail "dj1's DNS keeper (pid $keeper) outlived it"
 ok "destroy ends dnsmasq and its keeper"
