@@ -58,7 +58,7 @@ BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps test check unit integration demo bench format clean
-all: deps $(BUILD)/firebreakd $(BUILD)/firebreak
+all: deps $(BUILD)/firebreakd $(BUILD)/firebreak $(BUILD)/firebreak-nftset.so
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
 deps:
@@ -131,6 +131,13 @@ $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 
 $(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3
 
+# The DNS gate's nft shim, preloaded into the jailed dnsmasq (enforcer/egress-dns-jail.h): a
+# shared object with nothing of the project's but its wire. It has no symbol versions, so the
+# loader lets it stand for libnftables' and glibc's versioned ones.
+$(BUILD)/firebreak-nftset.so: enforcer/dns-shim/nftset-relay.c enforcer/egress-dns-wire.h
+	$(call msg,SHIM,$@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
+
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
 # (everything in monitor/ but main.o).
 MONITOR_PARTS := $(filter-out $(BUILD)/monitor/main.o,$(MONITOR_OBJ))
@@ -154,7 +161,15 @@ $(BUILD)/probe/%: tests/probe/%.c
 unit: all $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
-integration: all $(PROBE_BIN)
+# Runs a program in the DNS gate's jail, built by the enforcer's own code (tests/integration/84-*).
+$(BUILD)/tests/dns-jail-exec: tests/integration/dns-jail-exec.c $(BUILD)/enforcer/egress-dns-jail.o \
+		$(BUILD)/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Ienforcer $< $(BUILD)/enforcer/egress-dns-jail.o $(BUILD)/libfirebreak.a \
+		$(LIBS) -o $@
+
+integration: all $(PROBE_BIN) $(BUILD)/tests/dns-jail-exec
 	@sh tests/run-integration.sh
 
 # The house's rules, before anything is built: each folder includes only what it may

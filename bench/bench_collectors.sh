@@ -111,7 +111,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # Private copies, so that a concurrent make cannot swap the binaries in the middle of the run.
-mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy binaries"
+mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$ROOT/build/firebreak-nftset.so" \
+	"$T/bin/" || die "copy binaries"
 
 forget() { # forget NAME: destroyed, no longer the trap's business
 	local s keep=""

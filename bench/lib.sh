@@ -55,7 +55,9 @@ bench_tmp() {
 }
 
 copy_binaries() {
-	mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" "$T/bin/" || die "copy"
+	# The DNS gate's nft shim goes beside firebreak, where create looks for it.
+	mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" \
+		"$ROOT/build/firebreak-nftset.so" "$T/bin/" || die "copy"
 	FB_BIN=$T/bin
 }
 

@@ -8,9 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egress-dns-jail.h"
+#include "egress-dns-relay.h"
+#include "egress-dns-wire.h"
 #include "egress.h"
 #include "log.h"
 #include "macro.h"
@@ -49,9 +57,8 @@ _printf_(2, 3) static int dns_arg_owned(struct dns_args *a, const char *fmt, ...
 	return 0;
 }
 
-/* Nothing of the host's configuration: it listens on the gate's address only, as root there. */
-static int dns_args_fixed(struct dns_args *a, const char *listen, const char *logfile,
-			  const char *pidfile)
+/* Nothing of the host's configuration: it listens on the gate's address only, in its jail. */
+static int dns_args_fixed(struct dns_args *a, const char *listen)
 {
 	dns_arg(a, DNSMASQ_BIN);
 	dns_arg(a, "--conf-file=/dev/null"); /* nothing of the host's dnsmasq configuration */
@@ -61,13 +68,15 @@ static int dns_args_fixed(struct dns_args *a, const char *listen, const char *lo
 	dns_arg(a, "--bind-interfaces");
 	dns_arg(a, listen);
 	dns_arg(a, "--except-interface=lo");
-	/* It keeps CAP_NET_ADMIN for the nft sets; it lives in the gate only. */
-	dns_arg(a, "--user=root");
+	/* The jail's pid 1: in the foreground, no pid file (its keeper records the host's pid),
+	 * and already unprivileged: no user or group to change to (the jail has no /etc). */
+	dns_arg(a, "--keep-in-foreground");
+	dns_arg(a, "--pid-file=");
+	dns_arg(a, "--user=");
+	dns_arg(a, "--group=");
 	dns_arg(a, "--max-cache-ttl=60");
 	dns_arg(a, "--log-queries");
-	if (dns_arg_owned(a, "--log-facility=%s", logfile) < 0 ||
-	    dns_arg_owned(a, "--pid-file=%s", pidfile) < 0)
-		return -ENOMEM;
+	dns_arg(a, "--log-facility=" DNS_JAIL_LOG);
 	/* Everything not named below: NXDOMAIN, never forwarded. */
 	dns_arg(a, "--address=/#/");
 	return 0;
@@ -97,47 +106,203 @@ static int dns_args_hosts(struct dns_args *a, const struct config *cfg, unsigned
 	return 0;
 }
 
-/* Runs dnsmasq in the gate's netns; it forks into the background once it listens. */
-static int dns_spawn(char *const *argv, const char *name)
-{
-	int gate, status, r;
-	pid_t pid;
+/* What the keeper is given: where the jail's files are on the host, and the sandbox's rules. */
+struct dns_keeper {
+	const struct config *cfg;
+	const struct policy *p;
+	const char *name, *gate4;
+	unsigned k;
+	char log[PATH_MAX + 16], sock[PATH_MAX + 16], pidfile[PATH_MAX + 16];
+	char keeper_log[PATH_MAX + 16], shim[PATH_MAX];
+};
 
-	gate = netns_open(EGRESS_GATE_NETNS);
-	if (gate < 0)
-		return gate;
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(gate);
+/* The shim, beside this binary (build/firebreak-nftset.so). */
+static int shim_path(char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	if (snprintf(buf, size, "%s/" DNS_WIRE_SHIM_FILE, exe) >= (int)size)
+		return -ENAMETOOLONG;
+	return access(buf, R_OK) < 0 ? -errno : 0;
+}
+
+/* The file's content is text; 0 or -errno. */
+static int write_file(const char *path, const char *text, int flags, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags, mode);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/* The keeper's socket, which only uid may connect to; returns it listening, or -errno. */
+static int keeper_listen(const char *path, uid_t uid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chown(path, uid, 0) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, 1) < 0) {
+		int r = -errno;
+
+		close(fd);
 		return r;
 	}
-	if (pid == 0) {
-		char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	return fd;
+}
 
-		if (setns(gate, CLONE_NEWNET) < 0 || null < 0 || dup2(null, 0) < 0 ||
-		    dup2(null, 1) < 0)
-			_exit(126);
-		execve(DNSMASQ_BIN, argv, envp);
-		_exit(127);
+/* dnsmasq listens once its TCP port takes a connection; 0, or -errno if it died or is late. */
+static int keeper_wait_listening(const char *gate4, pid_t pid)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(53) };
+	int status;
+
+	inet_pton(AF_INET, gate4, &sa.sin_addr);
+	for (int i = 0; i < 500; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
+
+		if (fd < 0)
+			return -errno;
+		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		close(fd);
+		if (r == 0)
+			return 0;
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return -ECHILD;
+		usleep(10000);
 	}
+	return -ETIMEDOUT;
+}
+
+/* Closes every fd from 3 up but a and b: the keeper outlives create and holds none of its files. */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
+	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
+}
+
+/*
+ * The keeper, in the gate's netns: makes the jail's files, starts dnsmasq in the jail, says on
+ * ready when it listens (one byte: 0 or the errno), then serves it until it exits.
+ */
+_Noreturn static void keeper_main(struct dns_keeper *kp, char *const *argv, int ready, int gate)
+{
+	uid_t uid = kp->cfg->gate_dns_uid;
+	struct dns_jail j = { .uid = uid, .log = kp->log, .sock = kp->sock, .shim = kp->shim };
+	char pid_text[32];
+	unsigned char answer;
+	int lfd, fd, r;
+	pid_t pid;
+
+	/* Its own session (create's terminal is not its), and a log of its own, root's. */
+	setsid();
+	close_all_but(ready, gate);
+	fd = open(kp->keeper_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || dup2(fd, 2) < 0 || (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
+	    dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
+		_exit(126);
+	/* Port 53 without a capability: in the gate's netns only, where nothing but the gate's
+	 * DNS servers runs (the sysctl is per network namespace). */
+	if ((r = setns(gate, CLONE_NEWNET) < 0 ? -errno : 0) < 0 ||
+	    (r = write_file("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0", 0, 0)) < 0 ||
+	    (r = write_file(kp->log, "", O_CREAT | O_APPEND, 0640)) < 0 ||
+	    (r = chown(kp->log, uid, uid) < 0 ? -errno : 0) < 0 ||
+	    (r = lfd = keeper_listen(kp->sock, uid)) < 0 ||
+	    (r = pid = egress_dns_jail_spawn(&j, argv)) < 0)
+		goto fail;
+	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)pid);
+	if ((r = write_file(kp->pidfile, pid_text, O_CREAT | O_TRUNC, 0644)) < 0 ||
+	    (r = keeper_wait_listening(kp->gate4, pid)) < 0) {
+		kill(pid, SIGKILL);
+		goto fail;
+	}
+	/* The jail is built: from here on the keeper can do nft and nothing else of root's. */
+	if ((r = egress_dns_relay_narrow()) < 0) {
+		kill(pid, SIGKILL);
+		goto fail;
+	}
+	answer = 0;
+	if (write(ready, &answer, 1) != 1)
+		_exit(1);
+	close(ready);
 	close(gate);
-	/* dnsmasq forks into the background once it listens; its first process's exit says so. */
+	egress_dns_relay_serve(lfd, pid, uid, kp->k, kp->p);
+	unlink(kp->sock);
+	_exit(0);
+fail:
+	answer = (unsigned char)-r;
+	if (write(ready, &answer, 1) != 1)
+		_exit(1);
+	_exit(1);
+}
+
+/* Starts the keeper, which starts dnsmasq in its jail; returns once dnsmasq listens. */
+static int dns_spawn(struct dns_keeper *kp, char *const *argv)
+{
+	unsigned char answer;
+	int gate, ready[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if ((gate = netns_open(EGRESS_GATE_NETNS)) < 0)
+		return gate;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		close(gate);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		keeper_main(kp, argv, ready[1], gate);
+	}
+	close(ready[1]);
+	close(gate);
+	if (pid < 0) {
+		close(ready[0]);
+		return -errno;
+	}
+	while ((n = read(ready[0], &answer, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n == 1 && answer == 0)
+		return 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		log_error("firebreak create: the DNS gate for %s did not start (exit %d)", name,
-			  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -EIO;
-	}
-	return 0;
+	return log_errno(n == 1 ? -(int)answer : -EIO,
+			 "firebreak create: the DNS gate for %s did not start (see %s)", kp->name,
+			 kp->keeper_log);
 }
 
 int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p)
 {
-	char listen[64], pidfile[PATH_MAX + 16], logfile[PATH_MAX + 16];
+	struct dns_keeper kp = { .cfg = cfg, .p = p, .name = name, .k = k };
 	struct dns_args a = { .argc = 0 };
+	char listen[64];
 	size_t hosts = 0;
 	struct egress_link l;
 	int r;
@@ -150,14 +315,18 @@ int egress_dns_start(const struct config *cfg, const char *name, unsigned k, con
 		log_warn("firebreak create: sandbox %s names hosts but no gate_dns_upstream is "
 			 "configured: they will not resolve",
 			 name);
+	if ((r = shim_path(kp.shim, sizeof(kp.shim))) < 0)
+		return log_errno(r, "firebreak create: the DNS gate's nft shim %s", kp.shim);
 	egress_link_of(k, &l);
-	state_path(cfg, name, "dnsmasq.pid", pidfile, sizeof(pidfile));
-	state_path(cfg, name, "dns.log", logfile, sizeof(logfile));
+	kp.gate4 = l.gate4;
+	state_path(cfg, name, "dnsmasq.pid", kp.pidfile, sizeof(kp.pidfile));
+	state_path(cfg, name, "dns.log", kp.log, sizeof(kp.log));
+	state_path(cfg, name, "dns-keeper.sock", kp.sock, sizeof(kp.sock));
+	state_path(cfg, name, "dns-keeper.log", kp.keeper_log, sizeof(kp.keeper_log));
 	snprintf(listen, sizeof(listen), "--listen-address=%s", l.gate4);
-	if ((r = dns_args_fixed(&a, listen, logfile, pidfile)) == 0 &&
-	    (r = dns_args_hosts(&a, cfg, k, p)) == 0) {
+	if ((r = dns_args_fixed(&a, listen)) == 0 && (r = dns_args_hosts(&a, cfg, k, p)) == 0) {
 		a.argv[a.argc] = NULL;
-		r = dns_spawn(a.argv, name);
+		r = dns_spawn(&kp, a.argv);
 	}
 	for (size_t i = 0; i < a.nowned; i++)
 		free(a.owned[i]);

@@ -11,7 +11,8 @@
 
 #include "macro.h"
 
-/* Forks nft -f - in the netns nsfd, reading in[0] and writing out[1]. Returns like fork. */
+/* Forks nft -f - in the netns nsfd (the caller's if negative), reading in[0] and writing out[1].
+ * Returns like fork. */
 static pid_t nft_spawn(int nsfd, const int in[2], const int out[2])
 {
 	pid_t pid = fork();
@@ -20,8 +21,8 @@ static pid_t nft_spawn(int nsfd, const int in[2], const int out[2])
 		char *argv[] = { NFT_BIN, "-f", "-", NULL };
 		char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 
-		if (setns(nsfd, CLONE_NEWNET) < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
-		    dup2(out[1], 2) < 0)
+		if ((nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0) || dup2(in[0], 0) < 0 ||
+		    dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0)
 			_exit(126);
 		execve(NFT_BIN, argv, envp);
 		_exit(127);

@@ -11,8 +11,8 @@
 #define NFT_BIN "/usr/sbin/nft"
 
 /*
- * Applies ruleset text in the network namespace nsfd. Returns 0, or -EINVAL with nft's first
- * error line in err, or -errno.
+ * Applies ruleset text in the network namespace nsfd (the caller's own if nsfd < 0, which needs
+ * no CAP_SYS_ADMIN). Returns 0, or -EINVAL with nft's first error line in err, or -errno.
  */
 int nft_apply(int nsfd, const char *text, char *err, size_t errlen);
 

@@ -61,6 +61,33 @@ static const char base_ruleset[] =
 	"  }\n"
 	"}\n";
 
+/*
+ * What the gate's own DNS servers (their uid, egress-dns-jail.h) may send: answers to what they
+ * were asked, and questions to the configured upstream's port 53; nothing else, so a dnsmasq
+ * taken over is no way out of the gate. The gate's other traffic (the kernel's own) is untouched.
+ */
+static int gate_dns_output(const struct config *cfg, char *buf, size_t size)
+{
+	char upstream[160] = "";
+	int n;
+
+	if (cfg->gate_dns_upstream[0])
+		snprintf(upstream, sizeof(upstream),
+			 "    meta skuid %u ip daddr %s meta l4proto { udp, tcp } th dport 53 "
+			 "accept\n",
+			 (unsigned)cfg->gate_dns_uid, cfg->gate_dns_upstream);
+	n = snprintf(buf, size,
+		     "table inet " EGRESS_TABLE " {\n"
+		     "  chain output { type filter hook output priority filter; policy accept;\n"
+		     "    meta skuid %u ct state established,related accept\n"
+		     "%s"
+		     "    meta skuid %u drop\n"
+		     "  }\n"
+		     "}\n",
+		     (unsigned)cfg->gate_dns_uid, upstream, (unsigned)cfg->gate_dns_uid);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 struct gate_up_args {
 	const struct config *cfg;
 	int outside_nsfd;
@@ -166,6 +193,7 @@ static int delete_link(void *data);
 static int gate_up(const struct config *cfg)
 {
 	struct gate_up_args a = { .cfg = cfg, .outside_nsfd = -1 };
+	char dns_out[512];
 	int nsfd, r;
 
 	nsfd = netns_open(EGRESS_GATE_NETNS);
@@ -202,7 +230,9 @@ static int gate_up(const struct config *cfg)
 	}
 	if (cfg->gate_uplink[0] && (r = uplink_setup(cfg, a.outside_nsfd)) < 0)
 		goto fail;
-	if ((r = nft_apply(nsfd, base_ruleset, a.err, sizeof(a.err))) < 0) {
+	if ((r = nft_apply(nsfd, base_ruleset, a.err, sizeof(a.err))) < 0 ||
+	    (r = gate_dns_output(cfg, dns_out, sizeof(dns_out))) < 0 ||
+	    (r = nft_apply(nsfd, dns_out, a.err, sizeof(a.err))) < 0) {
 		log_error("firebreak: the gate's ruleset: %s", a.err);
 		goto fail;
 	}

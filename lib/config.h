@@ -21,6 +21,8 @@
 /* The HTTP child's uid and gid: unassigned on Debian (system users end at 999, the sandboxes'
  * range starts at 420000), owned by no file. */
 #define FB_DEFAULT_HTTP_UID 419999
+/* The DNS gate's (every sandbox's dnsmasq): the same kind of unassigned uid, one below. */
+#define FB_DEFAULT_DNS_UID 419998
 #define FB_CONTROL_SOCKET "control.sock"
 #define FB_TRACE_SOCKET "trace.sock"
 #define FB_PID_FILE "firebreakd.pid"
@@ -68,6 +70,7 @@ struct config {
 	char gate_uplink[16];		 /* or: a host interface the gate reaches by NAT */
 	unsigned gate_nflog_group;	 /* NFLOG group of the gate's denied packets */
 	char gate_dns_upstream[64]; /* where the gate's DNS asks allowlisted names ("" = none) */
+	uint32_t gate_dns_uid;	    /* the jailed dnsmasq runs as this uid and gid */
 };
 
 /* Fills cfg with the built-in defaults (the key table's). */

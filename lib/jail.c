@@ -96,13 +96,12 @@ static const char *const allowed[] = {
 	"membarrier",
 };
 
-/* The plain allowances: every call of the allowed table, with any arguments. */
-static int allow_table(scmp_filter_ctx ctx)
+int jail_allow_names(void *ctx, const char *const *names, size_t n)
 {
 	int r = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(allowed) && r == 0; i++) {
-		int nr = seccomp_syscall_resolve_name(allowed[i]);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
 
 		if (nr != __NR_SCMP_ERROR)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
@@ -177,7 +176,7 @@ static int seccomp_allowlist(int outbound)
 	/* No log flag: the kernel audits a kill anyway, and the errno answers come with every
 	 * new thread (glibc tries clone3, then names the thread through /proc). */
 	if (r == 0)
-		r = allow_table(ctx);
+		r = jail_allow_names(ctx, allowed, ARRAY_SIZE(allowed));
 	if (r == 0)
 		r = allow_narrowed(ctx, getpid());
 	if (r == 0 && outbound)
@@ -203,10 +202,30 @@ static int empty_root(const struct config *cfg, char *path, size_t size)
 	return 0;
 }
 
+int jail_drop(uid_t uid, const char *who)
+{
+	pid_t parent = getppid();
+
+	/* Every capability out of the bounding set first (that needs CAP_SETPCAP, so while root):
+	 * the process then has none in any set, which /proc/PID/status shows. */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return log_errno(-errno, "%s: drop capability %d", who, cap);
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		return log_errno(-errno, "%s: become uid %u", who, (unsigned)uid);
+	if (getuid() != uid || geteuid() != uid || getgid() != uid || setuid(0) == 0)
+		return log_errno(-EPERM, "%s: the uid did not stick", who);
+	/* The uid changed: the death signal was cleared; dying with the parent matters. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return log_errno(-errno, "%s: prctl", who);
+	if (getppid() != parent)
+		return log_errno(-ESRCH, "%s: the parent is gone", who);
+	return 0;
+}
+
 int jail_enter(const struct config *cfg, int outbound)
 {
-	uid_t uid = cfg->http_uid;
-	pid_t parent = getppid();
 	char root[4200];
 	int r;
 
@@ -214,21 +233,8 @@ int jail_enter(const struct config *cfg, int outbound)
 		return log_errno(r, "HTTP child: %s must be an empty directory of root's", root);
 	if (chroot(root) < 0 || chdir("/") < 0)
 		return log_errno(-errno, "HTTP child: chroot %s", root);
-	/* Every capability out of the bounding set first (that needs CAP_SETPCAP, so while root):
-	 * the child then has none in any set, which /proc/PID/status shows. */
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return log_errno(-errno, "HTTP child: drop capability %d", cap);
-	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-		return log_errno(-errno, "HTTP child: become uid %u", (unsigned)uid);
-	if (getuid() != uid || geteuid() != uid || getgid() != uid || setuid(0) == 0)
-		return log_errno(-EPERM, "HTTP child: the uid did not stick");
-	/* The uid changed: the death signal was cleared; dying with the core matters. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
-	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		return log_errno(-errno, "HTTP child: prctl");
-	if (getppid() != parent)
-		return log_errno(-ESRCH, "HTTP child: the core is gone");
+	if ((r = jail_drop(cfg->http_uid, "HTTP child")) < 0)
+		return r;
 	if ((r = seccomp_allowlist(outbound)) < 0)
 		return log_errno(r, "HTTP child: seccomp");
 	return 0;
