@@ -5,6 +5,7 @@
 #   make bench    benchmarks (not part of test)
 #   make format   clang-format every .c and .h
 #   make check    the layout's include rules and the format (make test runs it first)
+#   make unit-asan  the unit tests built with ASan and UBSan (make test runs it)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
@@ -57,7 +58,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check unit integration demo bench format clean
+.PHONY: all deps test check unit unit-asan integration demo bench format clean
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -154,6 +155,41 @@ $(BUILD)/probe/%: tests/probe/%.c
 unit: all $(UNIT_BIN)
 	@sh tests/run-unit.sh $(UNIT_BIN)
 
+# The unit tests once more, built with AddressSanitizer and UndefinedBehaviorSanitizer over
+# objects of their own (build/asan/): the first report stops the test that made it.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS = $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -U_FORTIFY_SOURCE $(SAN_FLAGS)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ASAN_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/schema.o
+ASAN_MONITOR_PARTS := $(MONITOR_PARTS:$(BUILD)/%=$(BUILD)/asan/%)
+ASAN_UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
+
+$(ASAN_MONITOR_PARTS): | $(BPF_SKEL)
+
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) -I$(BUILD)/$(<D) -c $< -o $@
+
+$(BUILD)/asan/schema.o: $(BUILD)/schema.c
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/libfirebreak.a: $(ASAN_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_MONITOR_PARTS) $(BUILD)/asan/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,TEST-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) $< $(ASAN_MONITOR_PARTS) $(BUILD)/asan/libfirebreak.a $(LIBS) \
+		-lcmocka -o $@
+
+unit-asan: all $(ASAN_UNIT_BIN)
+	@$(SAN_ENV) sh tests/run-unit.sh $(ASAN_UNIT_BIN)
+
 integration: all $(PROBE_BIN)
 	@sh tests/run-integration.sh
 
@@ -163,7 +199,7 @@ check: deps
 	@python3 tests/check-includes.py
 	@sh tests/check-format.sh
 
-test: check unit integration
+test: check unit unit-asan integration
 
 demo: all
 	@bash examples/demo.sh
