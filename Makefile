@@ -5,13 +5,15 @@
 #   make bench    benchmarks (not part of test)
 #   make format   clang-format every .c and .h
 #   make check    the layout's include rules and the format (make test runs it first)
-#   make unit-asan  the unit tests built with ASan and UBSan (make test runs it)
+#   make fuzz     each libFuzzer harness for FUZZ_SECONDS under ASan and UBSan (docs/fuzzing.md)
+#   make unit-asan  the unit tests built with ASan and UBSan (make test runs it, and fuzz-smoke)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
 
-# The one list of Debian packages the build, the tests and the demo need.
-PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+# The one list of Debian packages the build, the tests and the demo need. libclang-rt-14-dev is
+# clang's libFuzzer and sanitizer runtimes (make fuzz), only recommended by Debian 12's clang.
+PACKAGES := gcc make pkg-config clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
 	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
@@ -58,7 +60,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check unit unit-asan integration demo bench format clean
+.PHONY: all deps test check unit unit-asan integration demo bench format clean fuzz fuzz-smoke fuzz-seeds
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -190,6 +192,61 @@ $(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_MONITOR_PARTS) $(BUILD)/asan/libfir
 unit-asan: all $(ASAN_UNIT_BIN)
 	@$(SAN_ENV) sh tests/run-unit.sh $(ASAN_UNIT_BIN)
 
+# Fuzzing (docs/fuzzing.md): each fuzz/fuzz-NAME.c is a libFuzzer harness over the production
+# parsers, compiled by clang with the sanitizers into objects of their own (build/fuzz/obj/), its
+# seeds in fuzz/corpus/NAME/. `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-smoke`, which
+# make test runs, each for FUZZ_SMOKE_SECONDS. Either fails if any harness finds a crash.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_CC := clang
+# clang warns of libseccomp's own SCMP_A0() macros (a compound literal naming one field).
+FUZZ_CFLAGS = $(filter-out -O2,$(SAN_CFLAGS)) -O1 -gline-tables-only -Wno-missing-field-initializers
+FUZZ_SRC := $(wildcard fuzz/fuzz-*.c)
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/schema.o
+# Of the daemon, only its pure parsers: the rest needs a kernel and a server.
+FUZZ_MONITOR_OBJ := $(BUILD)/fuzz/obj/monitor/http/http-query.o
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(BUILD)/$(<D) -c $< -o $@
+
+$(BUILD)/fuzz/obj/schema.o: $(BUILD)/schema.c
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/libfirebreak.a: $(FUZZ_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/monitor.a: $(FUZZ_MONITOR_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(BUILD)/fuzz/monitor.a $(BUILD)/fuzz/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/monitor.a \
+		$(BUILD)/fuzz/libfirebreak.a $(LIBS) -o $@
+
+# The bundle harness's seed, a real bundle of the example trace and policy (fuzz/seed-bundle.c).
+$(BUILD)/fuzz/seed-bundle: fuzz/seed-bundle.c $(BUILD)/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libfirebreak.a $(LIBS) -o $@
+
+fuzz-seeds: $(BUILD)/fuzz/seed-bundle
+	@mkdir -p fuzz/corpus/bundle
+	@$< fuzz/corpus/bundle/seed-example examples/policy.json examples/agent-trace.jsonl
+
+fuzz: deps $(FUZZ_BIN)
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+fuzz-smoke: deps $(FUZZ_BIN)
+	@sh fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BIN)
+
 integration: all $(PROBE_BIN)
 	@sh tests/run-integration.sh
 
@@ -199,7 +256,7 @@ check: deps
 	@python3 tests/check-includes.py
 	@sh tests/check-format.sh
 
-test: check unit unit-asan integration
+test: check unit unit-asan fuzz-smoke integration
 
 demo: all
 	@bash examples/demo.sh
