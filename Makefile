@@ -1,6 +1,6 @@
 # Firebreak: one top-level Makefile in the libbpf-bootstrap shape. Output goes to build/.
 #   make          build firebreakd and firebreak (installs missing Debian packages first)
-#   make test     unit tests (cmocka) and integration tests on the real kernel (root)
+#   make test     unit tests (cmocka, then under ASan+UBSan), fuzz-smoke, integration tests (root)
 #   make demo     the main job end to end on a temporary state dir
 #   make bench    benchmarks (not part of test)
 #   make format   clang-format every .c and .h
