@@ -32,12 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_t *obj = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 	struct event ev, copy;
-	char err[256], *text;
+	char err[256];
 
 	if (obj && event_from_json(obj, &ev, err, sizeof(err)) == 0) {
 		read_fields(&ev);
-		if (event_to_text(&ev, &text) == 0)
-			free(text);
+		fuzz_event_round_trip(&ev);
 		if (event_copy(&copy, &ev) == 0)
 			event_clear(&copy);
 		event_clear(&ev);
