@@ -32,8 +32,7 @@ static const char *get(void *ctx, enum http_arg_kind kind, const char *key)
 	return NULL;
 }
 
-static const char *timeline(const char *const *args, struct store_timeline_query *q,
-			    int64_t *limit)
+static const char *timeline(const char *const *args, struct store_timeline_query *q, int64_t *limit)
 {
 	struct http_args a = { .get = get, .ctx = (void *)args };
 
