@@ -1,16 +1,19 @@
 # Firebreak: one top-level Makefile in the libbpf-bootstrap shape. Output goes to build/.
 #   make          build firebreakd and firebreak (installs missing Debian packages first)
-#   make test     unit tests (cmocka) and integration tests on the real kernel (root)
+#   make test     unit tests (cmocka, then under ASan+UBSan), fuzz-smoke, integration tests (root)
 #   make demo     the main job end to end on a temporary state dir
 #   make bench    benchmarks (not part of test)
 #   make format   clang-format every .c and .h
 #   make check    the layout's include rules and the format (make test runs it first)
+#   make fuzz     each libFuzzer harness for FUZZ_SECONDS under ASan and UBSan (docs/fuzzing.md)
+#   make unit-asan  the unit tests built with ASan and UBSan (make test runs it, and fuzz-smoke)
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
 
-# The one list of Debian packages the build, the tests and the demo need.
-PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
+# The one list of Debian packages the build, the tests and the demo need. libclang-rt-14-dev is
+# clang's libFuzzer and sanitizer runtimes (make fuzz), only recommended by Debian 12's clang.
+PACKAGES := gcc make pkg-config clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
 	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
@@ -57,7 +60,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check unit integration demo bench format clean
+.PHONY: all deps test check unit unit-asan integration demo bench format clean fuzz fuzz-smoke fuzz-seeds
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak $(BUILD)/firebreak-nftset.so
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -169,6 +172,97 @@ $(BUILD)/tests/dns-jail-exec: tests/integration/dns-jail-exec.c $(BUILD)/enforce
 	$(Q)$(CC) $(CFLAGS) -Ienforcer $< $(BUILD)/enforcer/egress-dns-jail.o $(BUILD)/libfirebreak.a \
 		$(LIBS) -o $@
 
+
+# The unit tests once more, built with AddressSanitizer and UndefinedBehaviorSanitizer over
+# objects of their own (build/asan/): the first report stops the test that made it.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS = $(filter-out -D_FORTIFY_SOURCE=2,$(CFLAGS)) -U_FORTIFY_SOURCE $(SAN_FLAGS)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ASAN_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/asan/%.o) $(BUILD)/asan/schema.o
+ASAN_MONITOR_PARTS := $(MONITOR_PARTS:$(BUILD)/%=$(BUILD)/asan/%)
+ASAN_UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/asan/tests/%)
+
+$(ASAN_MONITOR_PARTS): | $(BPF_SKEL)
+
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) -I$(BUILD)/$(<D) -c $< -o $@
+
+$(BUILD)/asan/schema.o: $(BUILD)/schema.c
+	@mkdir -p $(@D)
+	$(call msg,CC-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/libfirebreak.a: $(ASAN_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/asan/tests/%: tests/unit/%.c $(ASAN_MONITOR_PARTS) $(BUILD)/asan/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,TEST-ASAN,$@)
+	$(Q)$(CC) $(SAN_CFLAGS) $< $(ASAN_MONITOR_PARTS) $(BUILD)/asan/libfirebreak.a $(LIBS) \
+		-lcmocka -o $@
+
+unit-asan: all $(ASAN_UNIT_BIN)
+	@$(SAN_ENV) sh tests/run-unit.sh $(ASAN_UNIT_BIN)
+
+# Fuzzing (docs/fuzzing.md): each fuzz/fuzz-NAME.c is a libFuzzer harness over the production
+# parsers, compiled by clang with the sanitizers into objects of their own (build/fuzz/obj/), its
+# seeds in fuzz/corpus/NAME/. `make fuzz` runs each for FUZZ_SECONDS; `make fuzz-smoke`, which
+# make test runs, each for FUZZ_SMOKE_SECONDS. Either fails if any harness finds a crash.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_CC := clang
+# clang warns of libseccomp's own SCMP_A0() macros (a compound literal naming one field).
+FUZZ_CFLAGS = $(filter-out -O2,$(SAN_CFLAGS)) -O1 -gline-tables-only -Wno-missing-field-initializers
+FUZZ_SRC := $(wildcard fuzz/fuzz-*.c)
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/schema.o
+# Of the daemon, only its pure parsers: the rest needs a kernel and a server.
+FUZZ_MONITOR_OBJ := $(BUILD)/fuzz/obj/monitor/http/http-query.o
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -I$(BUILD)/$(<D) -c $< -o $@
+
+$(BUILD)/fuzz/obj/schema.o: $(BUILD)/schema.c
+	@mkdir -p $(@D)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/libfirebreak.a: $(FUZZ_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/monitor.a: $(FUZZ_MONITOR_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(BUILD)/fuzz/monitor.a $(BUILD)/fuzz/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/fuzz/monitor.a \
+		$(BUILD)/fuzz/libfirebreak.a $(LIBS) -o $@
+
+# The bundle harness's seed, a real bundle of the example trace and policy (fuzz/seed-bundle.c).
+$(BUILD)/fuzz/seed-bundle: fuzz/seed-bundle.c $(BUILD)/libfirebreak.a
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(BUILD)/libfirebreak.a $(LIBS) -o $@
+
+fuzz-seeds: $(BUILD)/fuzz/seed-bundle
+	@mkdir -p fuzz/corpus/bundle
+	@$< fuzz/corpus/bundle/seed-example examples/policy.json examples/agent-trace.jsonl
+
+fuzz: deps $(FUZZ_BIN)
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+fuzz-smoke: deps $(FUZZ_BIN)
+	@sh fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_BIN)
+
 integration: all $(PROBE_BIN) $(BUILD)/tests/dns-jail-exec
 	@sh tests/run-integration.sh
 
@@ -179,7 +273,7 @@ check: deps
 	@sh tests/check-format.sh
 	@python3 tests/check-docs.py
 
-test: check unit integration
+test: check unit unit-asan fuzz-smoke integration
 
 demo: all
 	@bash examples/demo.sh

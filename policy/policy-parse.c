@@ -31,6 +31,9 @@ const char *policy_type_name(const json_t *v)
 }
 
 static void format_at(char *buf, size_t size, const char *source, const struct json_pos_loc *loc,
+		      int at_key, const char *prefix, const char *fmt, va_list ap) _printf_(7, 0);
+
+static void format_at(char *buf, size_t size, const char *source, const struct json_pos_loc *loc,
 		      int at_key, const char *prefix, const char *fmt, va_list ap)
 {
 	int n = snprintf(buf, size, "%s:%u:%u: %s", source, at_key ? loc->key_line : loc->line,

@@ -25,8 +25,6 @@
 #include "timeutil.h"
 
 #define TRACE_LINES_MAX 10000
-#define TIMELINE_LIMIT_DEFAULT 1000
-#define TIMELINE_LIMIT_MAX 10000
 
 static enum MHD_Result respond(struct http_child *hc, struct MHD_Connection *conn, unsigned status,
 			       const char *type, char *body, size_t len)
@@ -94,29 +92,15 @@ enum auth http_authorize(struct http_child *hc, struct MHD_Connection *conn)
 	return AUTH_NONE;
 }
 
-/* A non-negative decimal int64 (digits only: no sign, no spaces); 0 or -EINVAL. */
-int http_parse_i64(const char *s, int64_t *ret)
+static const char *conn_arg(void *ctx, enum http_arg_kind kind, const char *key)
 {
-	int64_t v = 0;
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 19 || strspn(s, "0123456789") != n)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (v > (INT64_MAX - (s[i] - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (s[i] - '0');
-	}
-	*ret = v;
-	return 0;
+	return MHD_lookup_connection_value(
+		ctx, kind == HTTP_ARG_HEADER ? MHD_HEADER_KIND : MHD_GET_ARGUMENT_KIND, key);
 }
 
-/* An optional integer query parameter; 0 (absent or good) or -EINVAL. */
-static int arg_i64(struct MHD_Connection *conn, const char *key, int64_t *ret)
+struct http_args http_conn_args(struct MHD_Connection *conn)
 {
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
-
-	return v ? http_parse_i64(v, ret) : 0;
+	return (struct http_args){ .get = conn_arg, .ctx = conn };
 }
 
 static int sandbox_json_cb(const struct store_sandbox *sb, void *data)
@@ -239,30 +223,16 @@ static enum MHD_Result get_timeline(struct http_child *hc, struct MHD_Connection
 				    const char *name)
 {
 	struct store_timeline_query q = { .step_lo = EVENT_STEP_NONE, .step_hi = EVENT_STEP_NONE };
-	const char *cursor = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "cursor");
-	struct page p = { .limit = TIMELINE_LIMIT_DEFAULT };
+	struct http_args args = http_conn_args(conn);
+	struct page p = { 0 };
 	struct store_sandbox sb;
 	struct store *s;
+	const char *bad;
 	char tail[160];
 	int r;
 
-	if (arg_i64(conn, "since", &q.since) < 0 || arg_i64(conn, "until", &q.until) < 0)
-		return http_fail(hc, conn, 400, "since and until are ns since the epoch");
-	if (arg_i64(conn, "limit", &p.limit) < 0 || p.limit < 1 || p.limit > TIMELINE_LIMIT_MAX)
-		return http_fail(hc, conn, 400, "limit is 1 to 10000");
-	if (cursor) {
-		char ts[24], id[24];
-		const char *dot = strchr(cursor, '.');
-
-		if (!dot || (size_t)(dot - cursor) >= sizeof(ts) || strlen(dot + 1) >= sizeof(id))
-			return http_fail(hc, conn, 400, "cursor: not one this API gave");
-		memcpy(ts, cursor, (size_t)(dot - cursor));
-		ts[dot - cursor] = '\0';
-		strcpy(id, dot + 1);
-		if (http_parse_i64(ts, &q.after_ts) < 0 || http_parse_i64(id, &q.after_id) < 0 ||
-		    q.after_id == 0)
-			return http_fail(hc, conn, 400, "cursor: not one this API gave");
-	}
+	if ((bad = http_timeline_args(&args, &q, &p.limit)))
+		return http_fail(hc, conn, 400, bad);
 	q.limit = p.limit + 1; /* one more, to know whether there is a next page */
 	s = store_pool_get(&hc->pool);
 	r = store_sandbox_find(s, name, &sb);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bounds.h"
+#include "http-query.h"
 
 struct http_child;
 struct web_file;
@@ -75,8 +76,8 @@ enum MHD_Result http_fail(struct http_child *hc, struct MHD_Connection *conn, un
 /* Which token the request carries: none, the read token, or the action token. */
 enum auth http_authorize(struct http_child *hc, struct MHD_Connection *conn);
 
-/* A decimal int64; 0 and *ret, or -EINVAL. */
-int http_parse_i64(const char *s, int64_t *ret);
+/* conn's query arguments and headers, for the parsers of http-query.h. */
+struct http_args http_conn_args(struct MHD_Connection *conn);
 
 /* Serves one file of the web page. */
 enum MHD_Result http_get_web(struct http_child *hc, struct MHD_Connection *conn,

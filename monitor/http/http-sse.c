@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "http-api.h"
 #include "http-child.h"
 #include "log.h"
 #include "macro.h"
@@ -23,7 +24,6 @@
 #define HUB_BATCH 4096
 #define SSE_KEEPALIVE_S 15
 #define SSE_CHUNK (64 << 10)
-#define SSE_KINDS_MAX 16
 
 struct hub_entry {
 	int64_t id;
@@ -346,53 +346,21 @@ static struct sse_client *client_new(struct http_child *hc)
 	return c;
 }
 
-/* Resumes c after event id last (Last-Event-ID); NULL, or what is wrong with it. */
-static const char *set_resume(struct sse_client *c, const char *last)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(last, &end, 10);
-	if (errno || end == last || *end || v < 0)
-		return "Last-Event-ID must be an event id";
-	c->cursor = v;
-	return NULL;
-}
-
-/* Sets c's filter to kinds, "K1,K2,prefix.*"; NULL, or what is wrong with it. */
-static const char *set_kinds(struct sse_client *c, const char *kinds)
-{
-	for (const char *k = kinds; *k;) {
-		size_t n = strcspn(k, ",");
-
-		if (c->nkinds == SSE_KINDS_MAX || n == 0 || n > FB_KIND_MAX)
-			return "kind: at most 16 kinds, comma-separated";
-		memcpy(c->kinds[c->nkinds], k, n);
-		c->kinds[c->nkinds++][n] = '\0';
-		k += n + (k[n] == ',');
-	}
-	return NULL;
-}
-
 /* Where conn's stream starts and what it shows; NULL, or what is wrong with the request. */
 static const char *set_filter(struct sse_client *c, struct MHD_Connection *conn)
 {
-	const char *sandbox = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "sandbox");
-	const char *kind = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "kind");
-	const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
-	const char *error;
+	struct http_args args = http_conn_args(conn);
+	struct http_stream_filter f;
+	const char *error = http_stream_args(&args, &f);
 
-	if (!last)
-		last = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "last_event_id");
-	if (last && (error = set_resume(c, last)))
+	if (error)
 		return error;
-	if (sandbox) {
-		if (!event_sandbox_name_valid(sandbox))
-			return "sandbox: not a valid sandbox name";
-		strscpy(c->sandbox, sizeof(c->sandbox), sandbox);
-	}
-	return kind ? set_kinds(c, kind) : NULL;
+	if (f.has_cursor)
+		c->cursor = f.cursor;
+	memcpy(c->sandbox, f.sandbox, sizeof(c->sandbox));
+	memcpy(c->kinds, f.kinds, sizeof(c->kinds));
+	c->nkinds = f.nkinds;
+	return NULL;
 }
 
 /* ?sandbox=NAME&kind=K1,K2,prefix.* ; Last-Event-ID (header, or ?last_event_id=) resumes. */

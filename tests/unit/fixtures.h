@@ -53,16 +53,21 @@ static inline const char *fixture_db_path(const char *name)
 	return path;
 }
 
-/* The path of rel in the repository: the test binary is ROOT/build/tests/NAME. */
+/*
+ * The path of rel in the repository: the test binary is ROOT/build/tests/NAME, or
+ * ROOT/build/asan/tests/NAME for the sanitizers' build (make unit-asan).
+ */
 static inline void fixture_repo_path(const char *rel, char *buf, size_t size)
 {
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], *top = NULL;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	assert_true(n > 0);
 	exe[n] = '\0';
-	for (int up = 0; up < 3; up++)
-		*strrchr(exe, '/') = '\0';
+	for (char *p = strstr(exe, "/build/"); p; p = strstr(p + 1, "/build/"))
+		top = p;
+	assert_non_null(top);
+	*top = '\0';
 	n = snprintf(buf, size, "%s/%s", exe, rel);
 	assert_true(n > 0 && (size_t)n < size);
 }
