@@ -326,6 +326,28 @@ static size_t resource_rules(struct detect_state *st, const struct event *ev,
 	return k;
 }
 
+/*
+ * Events of the sandbox were lost (a monitor.loss, with its stage): fail closed. The verdict does
+ * what the policy's "on_lost_events" says (freeze by default, detect_verdict_action); its severity
+ * says the same, so that an incident reads right.
+ */
+static size_t blind(const struct detect_state *st, const struct event *ev,
+		    struct detect_verdict *out)
+{
+	char stage[64];
+
+	if (!event_field_str(ev, "stage", stage, sizeof(stage)))
+		strscpy(stage, sizeof(stage), "?");
+	detect_verdict_init(out, ev, RULE_MONITOR_BLIND,
+			    st->on_lost == POLICY_ACTION_KILL	  ? DETECT_CRITICAL
+			    : st->on_lost == POLICY_ACTION_FREEZE ? DETECT_HIGH
+								  : DETECT_MEDIUM);
+	snprintf(out->reason, sizeof(out->reason),
+		 "events of this sandbox were lost (%s): the monitor was blind here, %s", stage,
+		 policy_action_name(st->on_lost));
+	return 1;
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
@@ -341,11 +363,7 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 		return resource_rules(st, ev, out, max);
 	if (strcmp(ev->kind, "proc.oom-kill") == 0)
 		return oom_traced(st, ev, out);
-	if (strcmp(ev->kind, "monitor.loss") == 0) {
-		detect_verdict_init(out, ev, RULE_MONITOR_BLIND, DETECT_MEDIUM);
-		snprintf(out->reason, sizeof(out->reason),
-			 "events of this sandbox were lost: the monitor was partly blind here");
-		return 1;
-	}
+	if (strcmp(ev->kind, "monitor.loss") == 0)
+		return blind(st, ev, out);
 	return 0;
 }

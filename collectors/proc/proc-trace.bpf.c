@@ -15,6 +15,13 @@
 #include "proc-trace.h"
 
 const volatile __u64 wakeup_bytes = 64 << 10;
+/* Each sandbox's share of the ring: bytes per second, and the most it may reserve at once (0:
+ * no share, the ring is first come first served). */
+const volatile __u64 share_rate = 0;
+const volatile __u64 share_burst = 0;
+/* Past this much unread data in the ring, a sandbox that has spent half its burst or more is
+ * refused: the rest of the ring is kept for the sandboxes that are not flooding it. */
+const volatile __u64 share_reserve_at = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -121,6 +128,61 @@ static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
 }
 
 /*
+ * One sandbox's flood must not take the ring from the others: each may reserve share_rate bytes
+ * a second, share_burst at once (a token bucket in its own watch entry); and once the ring is
+ * half full (the reader is behind: on a busy host the floods take the CPU it needs), only a
+ * sandbox with half its burst or more left, one that is not the flood, may still reserve. What goes
+ * past it is refused here and counted as the sandbox's loss, so the flooding sandbox is the one
+ * blinded (and frozen, by default), not its neighbours. The bucket is read and written without a
+ * lock: two CPUs of one sandbox can overspend it by a record each, which the burst absorbs.
+ */
+static __always_inline int over_share(struct proc_trace_watch *w, __u32 size)
+{
+	__u64 now, elapsed;
+	__s64 share;
+
+	if (!share_rate)
+		return 0;
+	now = bpf_ktime_get_ns();
+	elapsed = now - w->share_ts;
+	share = w->share;
+	if (elapsed >= 1000000000ULL)
+		share = (__s64)share_burst;
+	else
+		share += (__s64)(elapsed * share_rate / 1000000000ULL);
+	if (share > (__s64)share_burst)
+		share = (__s64)share_burst;
+	w->share_ts = now;
+	size += 8; /* the ring's own header */
+	if (share < (__s64)size) {
+		w->share = share;
+		__sync_fetch_and_add(&w->over_share, 1);
+		return 1;
+	}
+	/* Refused for want of room, a record is still paid for: a sandbox that floods a starved
+	 * reader stays below half its burst, and so stays out of the reserved half. */
+	if (share < (__s64)(share_burst / 2) &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > share_reserve_at) {
+		w->share = share - size;
+		__sync_fetch_and_add(&w->over_share, 1);
+		return 1;
+	}
+	w->share = share - size;
+	return 0;
+}
+
+static __always_inline __u32 record_size(__u32 kind)
+{
+	return kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
+			       (kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
+		       ? PROC_TRACE_TEXT_SIZE
+	       : kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT || kind == PROC_TRACE_OOM
+		       ? PROC_TRACE_MORE_SIZE
+	       : kind == PROC_TRACE_CONNECT || kind == PROC_TRACE_SENDMSG ? PROC_TRACE_ADDR_SIZE
+									  : PROC_TRACE_HEAD_SIZE;
+}
+
+/*
  * A record's room in the ring. Its size follows from the kind, a constant at each (inlined)
  * call, as the verifier wants: the head alone for fork, exit and sockets; the head and struct
  * proc_trace_more for signals and accepts; path and argv too for exec, rename and the escape
@@ -129,17 +191,13 @@ static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
 static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
 							__u32 kind)
 {
-	struct proc_trace_event *e = bpf_ringbuf_reserve(
-		&events,
-		kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
-				(kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
-			? PROC_TRACE_TEXT_SIZE
-		: kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT || kind == PROC_TRACE_OOM
-			? PROC_TRACE_MORE_SIZE
-		: kind == PROC_TRACE_CONNECT || kind == PROC_TRACE_SENDMSG ? PROC_TRACE_ADDR_SIZE
-									   : PROC_TRACE_HEAD_SIZE,
-		0);
+	struct proc_trace_event *e;
 
+	if (over_share(w, record_size(kind))) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(&events, record_size(kind), 0);
 	if (!e) {
 		count_lost(w, kind);
 		return NULL;
@@ -151,8 +209,13 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 static __always_inline struct proc_trace_event *reserve_whole(struct proc_trace_watch *w,
 							      __u64 sb_cgid, __u32 kind)
 {
-	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct proc_trace_event *e;
 
+	if (over_share(w, sizeof(*e))) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost(w, kind);
 		return NULL;

@@ -110,6 +110,9 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 
 	se->unparsed += c.unparsed;
 	se->overruns += c.overruns;
+	/* The kernel dropped audit records: whose refusals they were is not known. */
+	if (c.overruns)
+		collector_loss_everywhere(&se->env, "audit stream", "overruns", c.overruns);
 	if (r < 0)
 		log_warn_errno(r, "audit socket");
 }
