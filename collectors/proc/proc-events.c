@@ -450,6 +450,15 @@ static void report_loss(uint64_t cgid, const struct proc_trace_watch *w, void *d
 	seen->since = now;
 }
 
+int proc_events_task_cgroup(void *data, int32_t pid, uint64_t *ret_cgid)
+{
+	struct proc_events *pe = data;
+
+	if (!pe || pid <= 0)
+		return -ENOENT;
+	return proc_tracer_task_cgroup(pe->tracer, (uint32_t)pid, ret_cgid);
+}
+
 void proc_events_drain(struct proc_events *pe)
 {
 	uint64_t lost[PROC_TRACE_KINDS];

@@ -54,6 +54,20 @@ struct {
 	__type(value, __u64);
 } sandbox_tasks SEC(".maps");
 
+/*
+ * Where each process of a watched sandbox is, as the kernel saw it: tgid -> its own v2 cgroup
+ * (its step's), written at fork, exec and cgroup move, and kept after it exits (the LRU makes
+ * room). The seccomp collector attributes a refusal by it: the audit record carries only the
+ * pid, and a process that exited at once has no /proc entry left to read. A new process outside
+ * the sandboxes drops a recycled pid's entry at its fork.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROC_TRACE_TASKS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} task_cgroups SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
@@ -284,8 +298,10 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		return 0;
 	{
 		__u32 tgid = BPF_CORE_READ(p, tgid);
+		__u64 cg = bpf_get_current_cgroup_id();
 
 		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+		bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
 	}
 	killed = out_of_scope(bprm);
 	if (!(s = bpf_map_lookup_elem(&env_scratch, &zero)))
@@ -329,12 +345,19 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__u64 sb;
 
 	/* New processes only; threads share their process's identity. */
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox(&sb)))
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0;
 	{
 		__u32 tgid = BPF_CORE_READ(child, tgid);
+		/* The child's own cgroup: with CLONE_INTO_CGROUP it is not its parent's. */
+		__u64 cg = BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id);
 
+		if (!(w = watched_sandbox(&sb))) {
+			bpf_map_delete_elem(&task_cgroups, &tgid);
+			return 0;
+		}
 		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+		bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
 	}
 	e = reserve(w, sb, PROC_TRACE_FORK);
 	if (!e)
@@ -647,8 +670,16 @@ SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(cg_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	if (BPF_CORE_READ(dst, root, hierarchy_id) == 0 && left_sandbox(dst, path, task))
-		return 0;
+	if (BPF_CORE_READ(dst, root, hierarchy_id) == 0) {
+		__u32 tgid = BPF_CORE_READ(task, tgid);
+		__u64 cg = BPF_CORE_READ(dst, kn, id);
+
+		/* A watched process moved (to another step, or out): where it is now. */
+		if (bpf_map_lookup_elem(&task_cgroups, &tgid))
+			bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
+		if (left_sandbox(dst, path, task))
+			return 0;
+	}
 	if (BPF_CORE_READ(task, tgid) == (__u32)(bpf_get_current_pid_tgid() >> 32) &&
 	    BPF_CORE_READ(task, thread_pid, level) == 0)
 		return 0;

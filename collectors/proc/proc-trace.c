@@ -318,6 +318,16 @@ void proc_tracer_lost_each(struct proc_tracer *t,
 	}
 }
 
+int proc_tracer_task_cgroup(struct proc_tracer *t, uint32_t tgid, uint64_t *ret_cgid)
+{
+	__u64 cg;
+
+	if (!t || bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.task_cgroups), &tgid, &cg) < 0)
+		return -ENOENT;
+	*ret_cgid = cg;
+	return 0;
+}
+
 int proc_tracer_scope_allow(struct proc_tracer *t, const struct proc_trace_scope_key *k, int on)
 {
 	int fd = bpf_map__fd(t->skel->maps.scope_allow);

@@ -232,6 +232,22 @@ static void test_escape_class_seccomp_and_resources(void **state)
 			      "{\"syscall\":133,\"name\":\"mknod\",\"action\":\"errno\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.seccomp");
+	/* Refused only for some arguments, so each refusal an escape: a namespace clone, a
+	 * refused socket family; clone3 is refused whatever its flags and says nothing. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const calls[] = {
+			"{\"syscall\":56,\"name\":\"clone\",\"action\":\"errno\"}",
+			"{\"syscall\":41,\"name\":\"socket\",\"action\":\"errno\"}",
+			"{\"syscall\":53,\"name\":\"socketpair\",\"action\":\"errno\"}",
+		};
+
+		assert_int_equal(feed(st, 16 + i, SEC, "t", "seccomp.denied", calls[i], v), 1);
+		assert_string_equal(v[0].rule, "escape.seccomp");
+		assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	}
+	assert_int_equal(feed(st, 19, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":435,\"name\":\"clone3\",\"action\":\"errno\"}", v),
+			 0);
 	/* cgroup.stats of the sandbox's own cgroup (no step): a rise fires, a repeat does not. */
 	event_init(&ev);
 	ev.id = 3;
