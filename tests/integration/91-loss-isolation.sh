@@ -2,7 +2,7 @@
 # One sandbox's flood cannot blind the monitor to another, and a sandbox whose events were lost is
 # frozen. Sandbox fa floods the process tracer (socket() and connect() in a tight loop, two
 # processes), past its share of the ring; meanwhile sandbox fb makes a metadata connect
-# (169.254.169.254) in each of 20 tool calls, all under a ring of 16 KiB: each of fb's connects
+# (169.254.169.254) in each of 20 tool calls, all under a ring of 64 KiB: each of fb's connects
 # is recorded and gets its net.metadata verdict, fb loses nothing; fa's loss is its own (monitor.loss of fa, over_share).
 # fa's policy says on_lost_events "alert": it goes on flooding. A third sandbox fz, whose policy
 # leaves on_lost_events at its default, floods too: it is frozen, with a monitor.blind verdict
@@ -10,9 +10,11 @@
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 ROUNDS=20
-# A ring of 16 KiB: without shares (proc_sandbox_rate = 0) a flood fills it and fb's records are
-# lost with its (docs/collectors.md has the figures); each sandbox may hold 8 KiB of it at once.
-printf 'proc_ring_size = 16384\n' >>"$FB_CONF"
+# A ring of 64 KiB, each sandbox may hold 8 KiB of it at once and fill 1 MiB a second, and past
+# half full only the sandboxes not flooding it may reserve (docs/collectors.md has the figures).
+# Each flooder has half a core (tests/policies/flood.json), which makes about 3 MiB/s of records:
+# the monitor keeps CPU to read with, without which no ring is large enough.
+printf 'proc_ring_size = 65536\nproc_sandbox_rate = 1048576\n' >>"$FB_CONF"
 start_daemon --config "$FB_CONF"
 POL=$FB_ROOT/tests/policies/flood.json
 python3 -c 'import json, sys; p = json.load(open(sys.argv[1])); del p["detectors"]["on_lost_events"]; json.dump(p, open(sys.argv[2], "w"))' \
