@@ -14,7 +14,9 @@
 #include "config.h"
 #include "event.h"
 #include "store/registry.h"
+#include "store/sink.h"
 #include "store/store.h"
+#include "timeutil.h"
 
 /* The step cgroup of sandbox sb_dir (a directory under firebreak/) whose id is cgid, if any. */
 static int find_step(struct registry *r, const char *sandbox, const char *dir, uint64_t cgid)
@@ -99,4 +101,26 @@ int collector_sandbox_init_alive(const struct store_sandbox *sb, pid_t pid)
 	char rel[sizeof(sb->cgroup)];
 
 	return cgroup_of_pid(pid, rel, sizeof(rel)) == 0 && strcmp(rel, sb->cgroup) == 0;
+}
+
+size_t collector_loss_everywhere(const struct collector_env *env, const char *stage,
+				 const char *count_key, uint64_t count)
+{
+	const int64_t now = time_now_ns();
+	struct store_sandbox *sb;
+	size_t pos = 0, n = 0;
+
+	while ((sb = registry_next(env->registry, &pos))) {
+		struct writer_op op;
+
+		if (!registry_live(sb))
+			continue;
+		writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+				  "monitor.loss");
+		if (sink_submit_event(env->sink, &op,
+				      json_pack("{s:s, s:I, s:b}", "stage", stage, count_key,
+						(json_int_t)count, "unattributed", 1)) == 0)
+			n++;
+	}
+	return n;
 }

@@ -7,6 +7,7 @@
 #ifndef FB_COLLECTOR_H
 #define FB_COLLECTOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -42,5 +43,14 @@ int collector_sandbox_init(const struct config *cfg, const struct store_sandbox 
 
 /* 1 if pid is still in sandbox sb's own cgroup (so still its init), else 0. */
 int collector_sandbox_init_alive(const struct store_sandbox *sb, pid_t pid);
+
+/*
+ * A loss no sandbox can be named for (the source does not say whose records it dropped): stores
+ * a monitor.loss ({"stage": stage, count_key: count, "unattributed": true}) for every live
+ * sandbox, since each could have produced it, and each is then judged blind (fail closed).
+ * Returns how many were queued.
+ */
+size_t collector_loss_everywhere(const struct collector_env *env, const char *stage,
+				 const char *count_key, uint64_t count);
 
 #endif

@@ -57,7 +57,8 @@ struct detect_state {
 		size_t n_children;
 	} * tools; /* n_tools of them: a sandbox's state is as small as its policy */
 	enum policy_action actions[POLICY_SEVERITIES];
-	char **off; /* rule ids switched off, NULL-terminated (owned) */
+	enum policy_action on_lost; /* what monitor.blind does ("on_lost_events") */
+	char **off;		    /* rule ids switched off, NULL-terminated (owned) */
 
 	/* The program the gate approved for each running step (step.start). */
 	struct {

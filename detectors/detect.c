@@ -68,6 +68,7 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 	st->cfg.dns_txt_max = pd->dns_txt_max;
 	st->cfg.dns_window_ns = pd->dns_window_ns;
 	memcpy(st->actions, pd->action, sizeof(st->actions));
+	st->on_lost = pd->on_lost;
 	for (; pd->off && pd->off[n_off]; n_off++)
 		;
 	if (policy_tool_count(p) &&
@@ -118,6 +119,7 @@ int detect_state_new(const struct policy *p, const struct detect_config *c,
 		return -ENOMEM;
 	st->cfg = *c;
 	memcpy(st->actions, defaults, sizeof(st->actions));
+	st->on_lost = POLICY_ACTION_FREEZE;
 	for (size_t i = 0; i < DETECT_STEPS_MAX; i++)
 		st->steps[i].step = EVENT_STEP_NONE;
 	if (p && take_policy(st, p) < 0) {
@@ -160,6 +162,15 @@ void detect_state_free(struct detect_state *st)
 enum policy_action detect_action(const struct detect_state *st, enum detect_severity s)
 {
 	return s < _DETECT_SEVERITY_MAX ? st->actions[s] : POLICY_ACTION_RECORD;
+}
+
+enum policy_action detect_verdict_action(const struct detect_state *st,
+					 const struct detect_verdict *v)
+{
+	/* Lost events have their own key: the sandbox's severity table is about what was seen. */
+	if (strcmp(v->rule, policy_rule_name(RULE_MONITOR_BLIND)) == 0)
+		return st->on_lost;
+	return detect_action(st, v->severity);
 }
 
 const struct detect_tool *detect_tool(const struct detect_state *st, const char *name)

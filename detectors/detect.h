@@ -80,6 +80,10 @@ const char *detect_state_marker(const struct detect_state *st);
 /* What a verdict of severity s does under the sandbox's policy (or the defaults). */
 enum policy_action detect_action(const struct detect_state *st, enum detect_severity s);
 
+/* What verdict v does: by its severity, except monitor.blind, which does "on_lost_events". */
+enum policy_action detect_verdict_action(const struct detect_state *st,
+					 const struct detect_verdict *v);
+
 /*
  * Feeds one event (its id set); writes up to max verdicts to out and returns how many. The same
  * events in the same order always give the same verdicts.

@@ -125,8 +125,7 @@ static void replayed_from(const struct detect_state *st, const struct detect_ver
 	out->step = v->step;
 	strscpy(out->rule, sizeof(out->rule), v->rule);
 	strscpy(out->severity, sizeof(out->severity), detect_severity_name(v->severity));
-	strscpy(out->action, sizeof(out->action),
-		policy_action_name(detect_action(st, v->severity)));
+	strscpy(out->action, sizeof(out->action), policy_action_name(detect_verdict_action(st, v)));
 	strscpy(out->reason, sizeof(out->reason), v->reason);
 	out->n_ids = v->n_ids;
 	memcpy(out->event_ids, v->event_ids, v->n_ids * sizeof(v->event_ids[0]));

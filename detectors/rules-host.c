@@ -207,12 +207,39 @@ static size_t escape_indicator(const struct event *ev, struct detect_verdict *ou
 	return 0;
 }
 
+/*
+ * Calls the filter refuses only for some arguments, each refusal of which is an escape attempt.
+ * The audit record names the call, not its arguments, so the refusal says which rule it was:
+ * clone only with a namespace flag (CLONE_NEW*), socket and socketpair only for a refused family
+ * (AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY...), a raw inet socket or a netlink protocol other than
+ * NETLINK_ROUTE (sock_diag, audit, netfilter, uevents...). clone3 is refused whatever its flags
+ * (ENOSYS: libc falls back to clone, whose flags the filter reads), so its refusal says nothing.
+ */
+static const struct {
+	const char *name;
+	const char *what;
+} escape_by_argument[] = {
+	{ "clone", "clone with a namespace flag" },
+	{ "socket", "a socket family or protocol no tool may open (packet, vsock, alg, raw, "
+		    "netlink beyond route...)" },
+	{ "socketpair", "a socket pair of a family no tool may open" },
+};
+
 /* A seccomp refusal of an escape-class syscall: 1 and the verdict. */
 static size_t escape_seccomp(const struct event *ev, struct detect_verdict *out)
 {
 	char name[64];
 
-	if (!event_field_str(ev, "name", name, sizeof(name)) || !escape_class(name))
+	if (!event_field_str(ev, "name", name, sizeof(name)))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(escape_by_argument); i++)
+		if (strcmp(name, escape_by_argument[i].name) == 0) {
+			detect_verdict_init(out, ev, RULE_ESCAPE_SECCOMP, DETECT_CRITICAL);
+			snprintf(out->reason, sizeof(out->reason), "seccomp refused %s: %s", name,
+				 escape_by_argument[i].what);
+			return 1;
+		}
+	if (!escape_class(name))
 		return 0;
 	detect_verdict_init(out, ev, RULE_ESCAPE_SECCOMP, DETECT_CRITICAL);
 	snprintf(out->reason, sizeof(out->reason), "seccomp refused %s, an escape-class syscall",
@@ -326,6 +353,28 @@ static size_t resource_rules(struct detect_state *st, const struct event *ev,
 	return k;
 }
 
+/*
+ * Events of the sandbox were lost (a monitor.loss, with its stage): fail closed. The verdict does
+ * what the policy's "on_lost_events" says (freeze by default, detect_verdict_action); its severity
+ * says the same, so that an incident reads right.
+ */
+static size_t blind(const struct detect_state *st, const struct event *ev,
+		    struct detect_verdict *out)
+{
+	char stage[64];
+
+	if (!event_field_str(ev, "stage", stage, sizeof(stage)))
+		strscpy(stage, sizeof(stage), "?");
+	detect_verdict_init(out, ev, RULE_MONITOR_BLIND,
+			    st->on_lost == POLICY_ACTION_KILL	  ? DETECT_CRITICAL
+			    : st->on_lost == POLICY_ACTION_FREEZE ? DETECT_HIGH
+								  : DETECT_MEDIUM);
+	snprintf(out->reason, sizeof(out->reason),
+		 "events of this sandbox were lost (%s): the monitor was blind here, %s", stage,
+		 policy_action_name(st->on_lost));
+	return 1;
+}
+
 size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
@@ -341,11 +390,7 @@ size_t detect_rules_host(struct detect_state *st, const struct event *ev,
 		return resource_rules(st, ev, out, max);
 	if (strcmp(ev->kind, "proc.oom-kill") == 0)
 		return oom_traced(st, ev, out);
-	if (strcmp(ev->kind, "monitor.loss") == 0) {
-		detect_verdict_init(out, ev, RULE_MONITOR_BLIND, DETECT_MEDIUM);
-		snprintf(out->reason, sizeof(out->reason),
-			 "events of this sandbox were lost: the monitor was partly blind here");
-		return 1;
-	}
+	if (strcmp(ev->kind, "monitor.loss") == 0)
+		return blind(st, ev, out);
 	return 0;
 }

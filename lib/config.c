@@ -327,6 +327,11 @@ static const struct config_key keys[] = {
 	  .def = "4194304",
 	  .help = "bytes of the process tracer's ring buffer (a power of two, 4096 at least); what "
 		  "does not fit is counted as lost per kind and shown as `monitor.loss` events" },
+	{ "proc_sandbox_rate", set_uint, FIELD(proc_sandbox_rate), 0, 1ULL << 34, .def = "4194304",
+	  .help = "bytes a second of the process tracer's ring each sandbox may fill (an eighth of "
+		  "the ring at once); what a sandbox sends past it is its own loss "
+		  "(`monitor.loss`, "
+		  "`over_share`), so a flood cannot take the ring from the others. 0: no limit" },
 	{ "dns_ring_size", set_power_of_two, FIELD(dns_ring_size), 4096, 1ULL << 30,
 	  .def = "1048576",
 	  .help = "bytes of the DNS tracer's ring buffer (a power of two, 4096 at least; a record "

@@ -63,14 +63,15 @@ struct config {
 	uint64_t trace_reply_buffer_max; /* unread acks beyond this pause reading that client */
 	int64_t stats_period_ns;	 /* cgroup stats sampling (0 = off) */
 	uint64_t proc_ring_size;	 /* the process tracer's ring buffer, bytes (power of 2) */
-	uint64_t dns_ring_size;		 /* the DNS tracer's, the same */
-	int detector_actions;		 /* verdicts freeze and kill (on), or are only recorded */
-	int file_events;		 /* the file collector marks sandboxes' mounts (on) */
-	char gate_outside_netns[64];	 /* where the gate's outside link goes ("" = offline) */
-	char gate_uplink[16];		 /* or: a host interface the gate reaches by NAT */
-	unsigned gate_nflog_group;	 /* NFLOG group of the gate's denied packets */
-	char gate_dns_upstream[64]; /* where the gate's DNS asks allowlisted names ("" = none) */
-	uint32_t gate_dns_uid;	    /* the jailed dnsmasq runs as this uid and gid */
+	uint64_t proc_sandbox_rate;  /* bytes a second of it each sandbox may fill (0: no limit) */
+	uint64_t dns_ring_size;	     /* the DNS tracer's, the same */
+	int detector_actions;	     /* verdicts freeze and kill (on), or are only recorded */
+	int file_events;	     /* the file collector marks sandboxes' mounts (on) */
+	char gate_outside_netns[64]; /* where the gate's outside link goes ("" = offline) */
+	char gate_uplink[16];	     /* or: a host interface the gate reaches by NAT */
+	unsigned gate_nflog_group;   /* NFLOG group of the gate's denied packets */
+	char gate_dns_upstream[64];  /* where the gate's DNS asks allowlisted names ("" = none) */
+	uint32_t gate_dns_uid;	     /* the jailed dnsmasq runs as this uid and gid */
 };
 
 /* Fills cfg with the built-in defaults (the key table's). */

@@ -332,7 +332,8 @@ static int start_collectors(struct daemon *d)
 		return log_errno(r, "NFLOG reader");
 	if ((r = dns_events_new(&env, &d->dns)) < 0)
 		log_errno(r, "the DNS tracer did not start: no DNS events will be recorded");
-	if ((r = seccomp_events_new(&env, &d->seccomp)) < 0)
+	if ((r = seccomp_events_new(&env, d->proc ? proc_events_task_cgroup : NULL, d->proc,
+				    &d->seccomp)) < 0)
 		log_errno(
 			r,
 			"the audit stream could not be read: no seccomp refusals will be recorded");

@@ -249,7 +249,7 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 		return;
 	/* What the sandbox's policy says this severity does (docs/detectors.md has the defaults).
 	 */
-	pa = detect_action(sd->st, v->severity);
+	pa = detect_verdict_action(sd->st, v);
 	kind = pa == POLICY_ACTION_KILL		? ACTION_KILL
 	       : pa == POLICY_ACTION_QUARANTINE ? ACTION_QUARANTINE
 	       : pa == POLICY_ACTION_FREEZE	? ACTION_FREEZE

@@ -53,6 +53,27 @@ static void set_defaults(struct policy_detectors *d)
 	d->action[1] = POLICY_ACTION_ALERT;
 	d->action[2] = POLICY_ACTION_FREEZE;
 	d->action[3] = POLICY_ACTION_KILL;
+	/* Fail closed: a sandbox the monitor was blind to is stopped until someone has looked. */
+	d->on_lost = POLICY_ACTION_FREEZE;
+}
+
+/* "on_lost_events": "freeze", "kill" or "alert" (only those: recording a loss and going on is
+ * what fail-closed forbids, and a quarantine still lets a blinded sandbox run). */
+static int parse_on_lost(struct policy_parse *ctx, json_t *obj, struct policy_detectors *d)
+{
+	static const enum policy_action allowed[] = { POLICY_ACTION_FREEZE, POLICY_ACTION_KILL,
+						      POLICY_ACTION_ALERT };
+	json_t *v = json_object_get(obj, "on_lost_events");
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; json_is_string(v) && i < ARRAY_SIZE(allowed); i++)
+		if (strcmp(json_string_value(v), action_names[allowed[i]]) == 0) {
+			d->on_lost = allowed[i];
+			return 0;
+		}
+	return policy_fail(ctx, "/detectors/on_lost_events", 0,
+			   "\"on_lost_events\" is \"freeze\", \"kill\" or \"alert\"");
 }
 
 static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_detectors *d)
@@ -89,7 +110,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 					     "deny_distinct",	 "cpu_window",
 					     "dns_label_max",	 "dns_names_max",
 					     "dns_txt_max",	 "dns_window",
-					     "actions",		 "off" };
+					     "actions",		 "off",
+					     "on_lost_events" };
 	struct policy *p = ctx->policy;
 	struct policy_detectors *d = &p->detectors;
 	uint64_t count, distinct, label, names, txt;
@@ -119,7 +141,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 				     &d->dns_window_ns)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, "/detectors", "off", 64, rule_known,
 				    "not a detector rule (docs/detectors.md lists them)",
-				    &p->detectors_off, &n_off)) < 0)
+				    &p->detectors_off, &n_off)) < 0 ||
+	    (r = parse_on_lost(ctx, obj, d)) < 0)
 		return r;
 	d->deny_burst_count = (unsigned)count;
 	d->deny_distinct = (unsigned)distinct;

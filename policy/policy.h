@@ -106,7 +106,8 @@ struct policy_detectors {
 	unsigned dns_txt_max;	      /* (or TXT and NULL queries within) ... */
 	int64_t dns_window_ns;	      /* ... this: a dns.tunnel */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
-	const char *const *off;			      /* rule ids switched off, NULL-terminated */
+	enum policy_action on_lost; /* what a sandbox whose events were lost gets (monitor.blind) */
+	const char *const *off;	    /* rule ids switched off, NULL-terminated */
 };
 
 /*

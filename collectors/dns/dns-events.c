@@ -197,7 +197,16 @@ void dns_events_drain(struct dns_events *d)
 	if (full != d->paused &&
 	    loop_modify(d->env.loop, dns_tracer_fd(d->tracer), full ? 0 : EPOLLIN) == 0)
 		d->paused = full;
-	dns_tracer_lost(d->tracer, d->lost);
+	{
+		uint64_t was = d->lost[DNS_TRACE_LOST_RING];
+
+		dns_tracer_lost(d->tracer, d->lost);
+		/* The ring is shared and the kernel counts its loss in a total: whose is not
+		 * known, so each watched sandbox was partly unseen. */
+		if (d->lost[DNS_TRACE_LOST_RING] > was)
+			collector_loss_everywhere(&d->env, "DNS ring buffer", "dns",
+						  d->lost[DNS_TRACE_LOST_RING] - was);
+	}
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)

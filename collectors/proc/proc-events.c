@@ -399,11 +399,15 @@ static int emit(struct proc_events *pe, const struct proc_trace_event *e, int la
 struct proc_loss_seen {
 	char sandbox[64]; /* the map's key */
 	uint64_t lost[PROC_TRACE_KINDS];
+	uint64_t over_share;
 	int64_t since;
 };
 
-/* Stores "N records of sandbox S lost between since and now" if its counts moved. */
-static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], void *data)
+/*
+ * Stores "N records of sandbox S lost between since and now" if its counts moved, with how many
+ * of them went past the sandbox's own share of the ring (over_share: its own flood).
+ */
+static void report_loss(uint64_t cgid, const struct proc_trace_watch *w, void *data)
 {
 	struct writer_op op;
 	struct proc_events *pe = data;
@@ -416,7 +420,7 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 	uint64_t any = 0;
 
 	for (int k = 0; k < PROC_TRACE_KINDS; k++)
-		any |= lost[k];
+		any |= w->lost[k];
 	if (!any || !registry_cgroup_get(pe->env.registry, cgid, &sandbox, &step, &tool) ||
 	    !(sb = registry_find(pe->env.registry, sandbox)))
 		return;
@@ -430,18 +434,29 @@ static void report_loss(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS], vo
 			return;
 		}
 	}
-	if (!memcmp(seen->lost, lost, sizeof(seen->lost)))
+	if (!memcmp(seen->lost, w->lost, sizeof(seen->lost)))
 		return;
 	writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
 			  "monitor.loss");
-	f = json_pack("{s:s, s:I, s:I}", "stage", "kernel ring buffer", "since",
-		      (json_int_t)seen->since, "until", (json_int_t)now);
+	f = json_pack("{s:s, s:I, s:I, s:I}", "stage", "kernel ring buffer", "since",
+		      (json_int_t)seen->since, "until", (json_int_t)now, "over_share",
+		      (json_int_t)(w->over_share - seen->over_share));
 	for (unsigned k = 0; f && k < PROC_TRACE_KINDS; k++)
 		json_object_set_new(f, proc_tracer_kind_name(k),
-				    json_integer((json_int_t)(lost[k] - seen->lost[k])));
+				    json_integer((json_int_t)(w->lost[k] - seen->lost[k])));
 	sink_submit_event(pe->env.sink, &op, f);
-	memcpy(seen->lost, lost, sizeof(seen->lost));
+	memcpy(seen->lost, w->lost, sizeof(seen->lost));
+	seen->over_share = w->over_share;
 	seen->since = now;
+}
+
+int proc_events_task_cgroup(void *data, int32_t pid, uint64_t *ret_cgid)
+{
+	struct proc_events *pe = data;
+
+	if (!pe || pid <= 0)
+		return -ENOENT;
+	return proc_tracer_task_cgroup(pe->tracer, (uint32_t)pid, ret_cgid);
 }
 
 void proc_events_drain(struct proc_events *pe)
@@ -572,7 +587,8 @@ int proc_events_new(const struct collector_env *env, struct proc_events **ret)
 		return -ENOMEM;
 	pe->env = *env;
 	if ((r = proc_mounts_new(&pe->mounts)) < 0 ||
-	    (r = proc_tracer_new(env->cfg->proc_ring_size, &pe->tracer)) < 0 ||
+	    (r = proc_tracer_new(env->cfg->proc_ring_size, env->cfg->proc_sandbox_rate,
+				 &pe->tracer)) < 0 ||
 	    (r = loop_add(env->loop, proc_tracer_fd(pe->tracer), EPOLLIN, on_ready, pe)) < 0 ||
 	    (r = add_counters(pe)) < 0) {
 		if (pe->tracer)

@@ -31,6 +31,12 @@ int proc_events_watch(struct proc_events *pe, const struct store_sandbox *sb);
 /* Stops watching sandbox sb (destroyed): drains first, so nothing of it is left unreported. */
 void proc_events_unwatch(struct proc_events *pe, const struct store_sandbox *sb);
 
+/*
+ * The cgroup id the kernel last saw process pid in (proc_tracer_task_cgroup), for a collector
+ * whose source names only a pid: data is the struct proc_events (NULL: no tracer, -ENOENT).
+ */
+int proc_events_task_cgroup(void *data, int32_t pid, uint64_t *ret_cgid);
+
 /* Drains what is waiting (the loop's timer and the ring buffer's fd call it); accepts NULL. */
 void proc_events_drain(struct proc_events *pe);
 

@@ -15,6 +15,13 @@
 #include "proc-trace.h"
 
 const volatile __u64 wakeup_bytes = 64 << 10;
+/* Each sandbox's share of the ring: bytes per second, and the most it may reserve at once (0:
+ * no share, the ring is first come first served). */
+const volatile __u64 share_rate = 0;
+const volatile __u64 share_burst = 0;
+/* Past this much unread data in the ring, a sandbox that has spent half its burst or more is
+ * refused: the rest of the ring is kept for the sandboxes that are not flooding it. */
+const volatile __u64 share_reserve_at = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -46,6 +53,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } sandbox_tasks SEC(".maps");
+
+/*
+ * Where each process of a watched sandbox is, as the kernel saw it: tgid -> its own v2 cgroup
+ * (its step's), written at fork, exec and cgroup move, and kept after it exits (the LRU makes
+ * room). The seccomp collector attributes a refusal by it: the audit record carries only the
+ * pid, and a process that exited at once has no /proc entry left to read. A new process outside
+ * the sandboxes drops a recycled pid's entry at its fork.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PROC_TRACE_TASKS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} task_cgroups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -121,6 +142,61 @@ static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
 }
 
 /*
+ * One sandbox's flood must not take the ring from the others: each may reserve share_rate bytes
+ * a second, share_burst at once (a token bucket in its own watch entry); and once the ring is
+ * half full (the reader is behind: on a busy host the floods take the CPU it needs), only a
+ * sandbox with half its burst or more left, one that is not the flood, may still reserve. What goes
+ * past it is refused here and counted as the sandbox's loss, so the flooding sandbox is the one
+ * blinded (and frozen, by default), not its neighbours. The bucket is read and written without a
+ * lock: two CPUs of one sandbox can overspend it by a record each, which the burst absorbs.
+ */
+static __always_inline int over_share(struct proc_trace_watch *w, __u32 size)
+{
+	__u64 now, elapsed;
+	__s64 share;
+
+	if (!share_rate)
+		return 0;
+	now = bpf_ktime_get_ns();
+	elapsed = now - w->share_ts;
+	share = w->share;
+	if (elapsed >= 1000000000ULL)
+		share = (__s64)share_burst;
+	else
+		share += (__s64)(elapsed * share_rate / 1000000000ULL);
+	if (share > (__s64)share_burst)
+		share = (__s64)share_burst;
+	w->share_ts = now;
+	size += 8; /* the ring's own header */
+	if (share < (__s64)size) {
+		w->share = share;
+		__sync_fetch_and_add(&w->over_share, 1);
+		return 1;
+	}
+	/* Refused for want of room, a record is still paid for: a sandbox that floods a starved
+	 * reader stays below half its burst, and so stays out of the reserved half. */
+	if (share < (__s64)(share_burst / 2) &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > share_reserve_at) {
+		w->share = share - size;
+		__sync_fetch_and_add(&w->over_share, 1);
+		return 1;
+	}
+	w->share = share - size;
+	return 0;
+}
+
+static __always_inline __u32 record_size(__u32 kind)
+{
+	return kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
+			       (kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
+		       ? PROC_TRACE_TEXT_SIZE
+	       : kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT || kind == PROC_TRACE_OOM
+		       ? PROC_TRACE_MORE_SIZE
+	       : kind == PROC_TRACE_CONNECT || kind == PROC_TRACE_SENDMSG ? PROC_TRACE_ADDR_SIZE
+									  : PROC_TRACE_HEAD_SIZE;
+}
+
+/*
  * A record's room in the ring. Its size follows from the kind, a constant at each (inlined)
  * call, as the verifier wants: the head alone for fork, exit and sockets; the head and struct
  * proc_trace_more for signals and accepts; path and argv too for exec, rename and the escape
@@ -129,17 +205,13 @@ static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
 static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch *w, __u64 sb_cgid,
 							__u32 kind)
 {
-	struct proc_trace_event *e = bpf_ringbuf_reserve(
-		&events,
-		kind == PROC_TRACE_EXEC || kind == PROC_TRACE_RENAME ||
-				(kind >= PROC_TRACE_UNIX && kind <= PROC_TRACE_CGROUP)
-			? PROC_TRACE_TEXT_SIZE
-		: kind == PROC_TRACE_SIGNAL || kind == PROC_TRACE_ACCEPT || kind == PROC_TRACE_OOM
-			? PROC_TRACE_MORE_SIZE
-		: kind == PROC_TRACE_CONNECT || kind == PROC_TRACE_SENDMSG ? PROC_TRACE_ADDR_SIZE
-									   : PROC_TRACE_HEAD_SIZE,
-		0);
+	struct proc_trace_event *e;
 
+	if (over_share(w, record_size(kind))) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(&events, record_size(kind), 0);
 	if (!e) {
 		count_lost(w, kind);
 		return NULL;
@@ -151,8 +223,13 @@ static __always_inline struct proc_trace_event *reserve(struct proc_trace_watch 
 static __always_inline struct proc_trace_event *reserve_whole(struct proc_trace_watch *w,
 							      __u64 sb_cgid, __u32 kind)
 {
-	struct proc_trace_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct proc_trace_event *e;
 
+	if (over_share(w, sizeof(*e))) {
+		count_lost(w, kind);
+		return NULL;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_lost(w, kind);
 		return NULL;
@@ -221,8 +298,10 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		return 0;
 	{
 		__u32 tgid = BPF_CORE_READ(p, tgid);
+		__u64 cg = bpf_get_current_cgroup_id();
 
 		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+		bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
 	}
 	killed = out_of_scope(bprm);
 	if (!(s = bpf_map_lookup_elem(&env_scratch, &zero)))
@@ -266,12 +345,19 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	__u64 sb;
 
 	/* New processes only; threads share their process's identity. */
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !(w = watched_sandbox(&sb)))
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0;
 	{
 		__u32 tgid = BPF_CORE_READ(child, tgid);
+		/* The child's own cgroup: with CLONE_INTO_CGROUP it is not its parent's. */
+		__u64 cg = BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id);
 
+		if (!(w = watched_sandbox(&sb))) {
+			bpf_map_delete_elem(&task_cgroups, &tgid);
+			return 0;
+		}
 		bpf_map_update_elem(&sandbox_tasks, &tgid, &sb, BPF_ANY);
+		bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
 	}
 	e = reserve(w, sb, PROC_TRACE_FORK);
 	if (!e)
@@ -584,8 +670,16 @@ SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(cg_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	if (BPF_CORE_READ(dst, root, hierarchy_id) == 0 && left_sandbox(dst, path, task))
-		return 0;
+	if (BPF_CORE_READ(dst, root, hierarchy_id) == 0) {
+		__u32 tgid = BPF_CORE_READ(task, tgid);
+		__u64 cg = BPF_CORE_READ(dst, kn, id);
+
+		/* A watched process moved (to another step, or out): where it is now. */
+		if (bpf_map_lookup_elem(&task_cgroups, &tgid))
+			bpf_map_update_elem(&task_cgroups, &tgid, &cg, BPF_ANY);
+		if (left_sandbox(dst, path, task))
+			return 0;
+	}
 	if (BPF_CORE_READ(task, tgid) == (__u32)(bpf_get_current_pid_tgid() >> 32) &&
 	    BPF_CORE_READ(task, thread_pid, level) == 0)
 		return 0;

@@ -81,8 +81,10 @@ static int fill_env_names(struct proc_tracer *t)
 }
 
 /* Opens and loads the skeleton; with_unix 0 leaves out the unix socket hooks (Linux 6.7). */
-static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_unix)
+static int open_and_load(struct proc_tracer *t, uint64_t ring_size, uint64_t share_rate,
+			 int with_unix)
 {
+	uint64_t burst;
 	int r;
 
 	t->skel = proc_trace__open();
@@ -90,6 +92,14 @@ static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_uni
 		return log_errno(-errno, "process tracer: open");
 	/* Wake the reader at a quarter full, at most 64 KiB: a small ring must not sit full. */
 	t->skel->rodata->wakeup_bytes = ring_size / 4 < (64 << 10) ? ring_size / 4 : (64 << 10);
+	/* A sandbox may hold an eighth of the ring at once (PROC_TRACE_SHARE_MIN at least, what
+	 * an honest step's start takes, but never more than half the ring), refilled at
+	 * share_rate; past half full, the rest is for sandboxes that are not spending theirs
+	 * (proc-trace.bpf.c). */
+	burst = ring_size / 8 > PROC_TRACE_SHARE_MIN ? ring_size / 8 : PROC_TRACE_SHARE_MIN;
+	t->skel->rodata->share_burst = burst < ring_size / 2 ? burst : ring_size / 2;
+	t->skel->rodata->share_rate = share_rate;
+	t->skel->rodata->share_reserve_at = ring_size / 2;
 	if ((r = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring_size)) < 0)
 		return log_errno(r, "process tracer: ring buffer of %llu bytes",
 				 (unsigned long long)ring_size);
@@ -109,7 +119,7 @@ static int open_and_load(struct proc_tracer *t, uint64_t ring_size, int with_uni
 	return fill_env_names(t);
 }
 
-int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
+int proc_tracer_new(uint64_t ring_size, uint64_t share_rate, struct proc_tracer **ret)
 {
 	struct proc_tracer *t = calloc(1, sizeof(*t));
 	int r;
@@ -118,10 +128,10 @@ int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret)
 		return -ENOMEM;
 	/* A kernel before 6.7 has no unix socket hooks: everything else still loads without them.
 	 */
-	if ((r = open_and_load(t, ring_size, 1)) < 0) {
+	if ((r = open_and_load(t, ring_size, share_rate, 1)) < 0) {
 		proc_trace__destroy(t->skel);
 		t->skel = NULL;
-		if ((r = open_and_load(t, ring_size, 0)) == 0)
+		if ((r = open_and_load(t, ring_size, share_rate, 0)) == 0)
 			log_warn("process tracer: no unix socket hooks on this kernel (Linux 6.7 "
 				 "has "
 				 "them): the monitor's sockets asked for are not seen");
@@ -235,8 +245,10 @@ static void set_levels(struct proc_tracer *t)
 int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,
 		      const char *cgroup_dir, int on)
 {
-	struct proc_trace_watch zero = { { 0 } };
 	int fd = bpf_map__fd(t->skel->maps.watched), r;
+	struct proc_trace_watch zero;
+
+	memset(&zero, 0, sizeof(zero));
 
 	if (level < 1 || level > PROC_TRACE_LEVEL_MAX)
 		return -ERANGE;
@@ -291,8 +303,7 @@ void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])
 }
 
 void proc_tracer_lost_each(struct proc_tracer *t,
-			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS],
-				      void *data),
+			   void (*fn)(uint64_t cgid, const struct proc_trace_watch *w, void *data),
 			   void *data)
 {
 	int fd = bpf_map__fd(t->skel->maps.watched);
@@ -300,16 +311,21 @@ void proc_tracer_lost_each(struct proc_tracer *t,
 	struct proc_trace_watch w;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(fd, &next, &w) == 0) {
-			uint64_t lost[PROC_TRACE_KINDS];
-
-			for (int k = 0; k < PROC_TRACE_KINDS; k++)
-				lost[k] = w.lost[k];
-			fn(next, lost, data);
-		}
+		if (bpf_map_lookup_elem(fd, &next, &w) == 0)
+			fn(next, &w, data);
 		key = next;
 		prev = &key;
 	}
+}
+
+int proc_tracer_task_cgroup(struct proc_tracer *t, uint32_t tgid, uint64_t *ret_cgid)
+{
+	__u64 cg;
+
+	if (!t || bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.task_cgroups), &tgid, &cg) < 0)
+		return -ENOENT;
+	*ret_cgid = cg;
+	return 0;
 }
 
 int proc_tracer_scope_allow(struct proc_tracer *t, const struct proc_trace_scope_key *k, int on)

@@ -97,9 +97,16 @@ struct proc_trace_more {
 	char target_comm[16]; /* signal: the target's; oom: the task's that ran out */
 };
 
-/* A watched sandbox: the records the kernel could not reserve room for, per kind. */
+/*
+ * A watched sandbox: the records the kernel could not reserve room for, per kind (no room in the
+ * ring, or past the sandbox's share of it), and the share's token bucket: bytes it may still
+ * reserve, as of share_ts (ns, CLOCK_MONOTONIC).
+ */
 struct proc_trace_watch {
 	__u64 lost[PROC_TRACE_KINDS];
+	__u64 over_share; /* of lost: records refused for the share, not for want of room */
+	__s64 share;
+	__u64 share_ts;
 };
 
 struct proc_trace_event {
@@ -156,5 +163,7 @@ struct proc_trace_event {
 #define PROC_TRACE_MORE_SIZE (PROC_TRACE_HEAD_SIZE + sizeof(struct proc_trace_more))
 /* Everything but the environment's values (an exec without them, escape indicators, rename). */
 #define PROC_TRACE_TEXT_SIZE __builtin_offsetof(struct proc_trace_event, values)
+/* The least a sandbox may hold of the ring at once: about six execs with their environment. */
+#define PROC_TRACE_SHARE_MIN (8 << 10)
 
 #endif

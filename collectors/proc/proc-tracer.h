@@ -13,9 +13,10 @@ struct proc_tracer;
 
 /*
  * Loads and attaches the tracer with a ring buffer of ring_size bytes (a power of two, a page at
- * least); 0 and *ret, or -errno (logged).
+ * least), each watched sandbox's share of it refilled at share_rate bytes a second (0: no
+ * shares); 0 and *ret, or -errno (logged).
  */
-int proc_tracer_new(uint64_t ring_size, struct proc_tracer **ret);
+int proc_tracer_new(uint64_t ring_size, uint64_t share_rate, struct proc_tracer **ret);
 
 /* Detaches and frees it; accepts NULL. */
 void proc_tracer_free(struct proc_tracer *t);
@@ -44,11 +45,18 @@ const char *proc_tracer_kind_name(unsigned kind);
 /* Records the kernel could not reserve room for, per kind, since the tracer started. */
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS]);
 
-/* Calls fn with each watched sandbox's cgroup id and its lost records per kind, so far. */
+/* Calls fn with each watched sandbox's cgroup id and its entry: lost records per kind so far, and
+ * how many of them went past its share. */
 void proc_tracer_lost_each(struct proc_tracer *t,
-			   void (*fn)(uint64_t cgid, const uint64_t lost[PROC_TRACE_KINDS],
-				      void *data),
+			   void (*fn)(uint64_t cgid, const struct proc_trace_watch *w, void *data),
 			   void *data);
+
+/*
+ * The cgroup id of process tgid as the kernel last saw it (at its fork, exec or cgroup move; also
+ * after it exited, until the entry is recycled): 0 and *ret_cgid, or -ENOENT if it is no watched
+ * sandbox's process the tracer saw.
+ */
+int proc_tracer_task_cgroup(struct proc_tracer *t, uint32_t tgid, uint64_t *ret_cgid);
 
 /* Allows (on) or forbids again the file of key k to its step; 0 or -errno. */
 int proc_tracer_scope_allow(struct proc_tracer *t, const struct proc_trace_scope_key *k, int on);

@@ -20,6 +20,9 @@
 
 struct seccomp_events {
 	struct collector_env env;
+	int (*task_cgroup)(void *data, int32_t pid, uint64_t *ret_cgid);
+	void *task_data;
+	uint64_t by_proc;      /* refusals attributed by /proc (the tracer had not seen the pid) */
 	int fd;		       /* the audit read-log socket */
 	uint64_t stored;       /* refusals queued for the store */
 	uint64_t unattributed; /* refusals of no sandbox's process (a host filter's, or gone) */
@@ -28,19 +31,27 @@ struct seccomp_events {
 };
 
 /*
- * Which sandbox and step the refused process is in, from its cgroup ("0::/firebreak/NAME/step-N",
- * or an adopted cgroup or one below it, in /proc/PID/cgroup; audit's pid is the host's). The
- * process is still there when its record arrives unless the action killed it; then it cannot be
- * attributed, and is counted.
+ * Which sandbox and step the refused process is in. First as the kernel saw it: the process
+ * tracer noted the pid's cgroup at its fork, exec or move, before it could make the call, and
+ * keeps it after the process exits (audit's pid is the host's tgid). Else (a process the tracer
+ * did not see: the tracer is missing, or the process is older than the watch) from its cgroup in
+ * /proc/PID/cgroup ("0::/firebreak/NAME/step-N", or an adopted cgroup or one below it): a process
+ * already gone then cannot be attributed, and is counted.
  */
 static int attribute(struct seccomp_events *se, int32_t pid, const char **sandbox, int64_t *step)
 {
 	static const char prefix[] = CGROUP_ROOT_NAME "/";
 	char rel[512], *name, *rest;
 	struct store_sandbox *sb;
+	const char *tool;
+	uint64_t cgid;
 
+	if (se->task_cgroup && se->task_cgroup(se->task_data, pid, &cgid) == 0 &&
+	    collector_resolve(se->env.registry, cgid, sandbox, step, &tool))
+		return 1;
 	if (cgroup_of_pid(pid, rel, sizeof(rel)) < 0)
 		return 0;
+	se->by_proc++;
 	/* Outside firebreak/: an adopted cgroup's, with no steps, or no sandbox's. */
 	if (strncmp(rel, prefix, sizeof(prefix) - 1) != 0) {
 		if (!(sb = registry_adopted_holding(se->env.registry, rel)))
@@ -110,6 +121,9 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 
 	se->unparsed += c.unparsed;
 	se->overruns += c.overruns;
+	/* The kernel dropped audit records: whose refusals they were is not known. */
+	if (c.overruns)
+		collector_loss_everywhere(&se->env, "audit stream", "overruns", c.overruns);
 	if (r < 0)
 		log_warn_errno(r, "audit socket");
 }
@@ -117,6 +131,8 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 static const struct counter_def counters[] = {
 	{ "stored", COUNTER_TOTAL, "seccomp refusals queued for the store",
 	  COUNTER_AT(struct seccomp_events, stored) },
+	{ "by_proc", COUNTER_TOTAL, "refusals attributed by /proc, the tracer had not seen the pid",
+	  COUNTER_AT(struct seccomp_events, by_proc) },
 	{ "unattributed", COUNTER_TOTAL, "refusals of no sandbox's process", COUNTER_FAMILY_LOST,
 	  "unattributed", COUNTER_AT(struct seccomp_events, unattributed) },
 	{ "unparsed", COUNTER_TOTAL, "audit messages that did not parse", COUNTER_FAMILY_LOST,
@@ -125,7 +141,9 @@ static const struct counter_def counters[] = {
 	  COUNTER_FAMILY_LOST, "audit_overrun", COUNTER_AT(struct seccomp_events, overruns) },
 };
 
-int seccomp_events_new(const struct collector_env *env, struct seccomp_events **ret)
+int seccomp_events_new(const struct collector_env *env,
+		       int (*task_cgroup)(void *data, int32_t pid, uint64_t *ret_cgid),
+		       void *task_data, struct seccomp_events **ret)
 {
 	struct seccomp_events *se = calloc(1, sizeof(*se));
 	int r;
@@ -133,6 +151,8 @@ int seccomp_events_new(const struct collector_env *env, struct seccomp_events **
 	if (!se)
 		return -ENOMEM;
 	se->env = *env;
+	se->task_cgroup = task_cgroup;
+	se->task_data = task_data;
 	if ((se->fd = seccomp_audit_open()) < 0) {
 		r = se->fd;
 		free(se);

@@ -3,8 +3,8 @@
 # tool call runs 1,000 execs in bursts of 20 processes of 10 execs each; the exec events stored
 # for its step plus the execs the kernel counted as lost add up to exactly 1,001 (the tool's own
 # exec and its 1,000 children), some were really lost, and the loss is in the sandbox's timeline
-# as monitor.loss events that add up to the kernel's count. The same for 1,000 connects in a
-# tight loop.
+# as monitor.loss events that add up to the kernel's count, each judged monitor.blind. The same
+# for 1,000 connects in a tight loop.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 N=1000
@@ -40,6 +40,14 @@ assert all(e["sandbox"] == "pl1" and e["fields"]["stage"] == "kernel ring buffer
 reported = sum(e["fields"][field] for e in loss_events)
 assert reported == lost, "monitor.loss events of pl1 report %d lost, the kernel %d" % (reported, lost)
 assert all(e["fields"]["since"] < e["fields"]["until"] for e in loss_events)
+# Under a 4 KiB ring the sandbox's share (2 KiB at once) refuses some before the ring does; both
+# are its loss, and over_share says how many were the share's.
+kinds = ("exec", "fork", "exit", "socket", "connect")
+over = sum(e["fields"]["over_share"] for e in loss_events)
+assert over <= sum(e["fields"][k] for e in loss_events for k in kinds), over
+blind = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
+assert len(blind) == len(loss_events), "%d monitor.blind verdicts for %d losses" % (len(blind), len(loss_events))
+print("   %d of them past the sandbox's share; %d monitor.blind verdicts" % (over, len(blind)))
 PY
 	ok "$1 events delivered + counted lost = $4 exactly, and some were lost"
 }

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The process tracer's senses of issue 16 (items 4-6), attacked from inside real sandboxes with
 # the detectors' default actions on. A listener on 0.0.0.0 and an accept from loopback are
-# events, not verdicts; refused socket families and netlink kinds arrive as seccomp.denied while
-# netlink route (`ip addr`) still works; an accept from a peer beyond loopback (an outsider in the
+# events, not verdicts; netlink route (`ip addr`) works (the refused socket families and netlink
+# kinds are escapes: tests/integration/92); an accept from a peer beyond loopback (an outsider in the
 # sandbox's netns) is net.unexpected-listener (frozen); a rename to sshd is exec.masquerade (frozen); kill -1 from
 # a step reaching another step's sleep is signal.beyond-step (frozen); LD_PRELOAD on an exec is
 # exec.loader-injection (frozen) with its value cut at 63 bytes; a program run from /tmp is
@@ -34,29 +34,15 @@ wait_verdict() {
 # killed SANDBOX: its cgroup has no process left.
 killed() { wait_cgroup "$1" populated 0 5; }
 
-# 1. Listener, accept, refused families, netlink route; then a rename to sshd.
+# 1. Listener, accept, netlink route; then a rename to sshd.
 cat >"$T/listen.py" <<'PY'
-import ctypes, errno, socket, subprocess
+import socket, subprocess
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("0.0.0.0", 8765)); srv.listen(4)
 c = socket.create_connection(("127.0.0.1", 8765)); a, peer = srv.accept()
 a.close(); c.close(); srv.close()
-def refused(fam, typ, proto, err):
-    try:
-        socket.socket(fam, typ, proto).close()
-    except OSError as e:
-        assert e.errno == err, (fam, proto, e)
-        return
-    raise SystemExit("socket(%d, %d, %d) was not refused" % (fam, typ, proto))
-refused(38, socket.SOCK_SEQPACKET, 0, errno.EAFNOSUPPORT)  # AF_ALG
-refused(17, socket.SOCK_RAW, 0, errno.EAFNOSUPPORT)        # AF_PACKET
-refused(40, socket.SOCK_STREAM, 0, errno.EAFNOSUPPORT)     # AF_VSOCK
-refused(16, socket.SOCK_RAW, 4, errno.EPROTONOSUPPORT)     # NETLINK_SOCK_DIAG
-refused(16, socket.SOCK_RAW, 9, errno.EPROTONOSUPPORT)     # NETLINK_AUDIT
+# The refused families are escapes, each judged: tests/integration/92 tries them.
 socket.socket(16, socket.SOCK_RAW, 0).close()               # NETLINK_ROUTE passes
-libc = ctypes.CDLL(None, use_errno=True)
-# AF_PACKET with junk in the high half: the kernel reads the low 32 bits.
-assert libc.syscall(41, ctypes.c_ulong((1 << 32) | 17), 3, 0) == -1
 assert subprocess.run(["ip", "addr"], capture_output=True).returncode == 0, "ip addr fails"
 print("listen ok")
 PY
@@ -68,7 +54,7 @@ PY
 create_sandbox ps1 "$POLICY"
 for f in listen rename; do copy_in ps1 "$T/$f.py"; done
 out=$("$FB" exec ps1 --tool attack --step 10 -- python3 /workspace/listen.py 2>&1) || fail "listen.py: $out"
-assert_eq "$out" "listen ok" "bind, listen and accept work; refused families refused; ip addr works"
+assert_eq "$out" "listen ok" "bind, listen and accept work; ip addr works"
 sleep 0.5
 assert_eq "$(verdicts ps1)" "" "a listener on 0.0.0.0 and an accept from loopback get no verdict"
 events ps1 | python3 -c '
@@ -82,9 +68,9 @@ assert [(f["address"], f["port"]) for f in l] == [("0.0.0.0", 8765)], l
 a = [e["fields"] for e in on("net.accept")]
 assert [(f["address"], f["port"], f["peer_address"]) for f in a] == [("127.0.0.1", 8765, "127.0.0.1")], a
 s = [e for e in on("seccomp.denied") if e["fields"].get("name") == "socket"]
-assert len(s) >= 6, s
-' || fail "bind, listen, accept and refused sockets of step 10"
-ok "net.bind, net.listen (0.0.0.0:8765), net.accept (peer 127.0.0.1) and seccomp.denied socket on step 10"
+assert not s, s
+' || fail "bind, listen, accept and netlink route of step 10"
+ok "net.bind, net.listen (0.0.0.0:8765), net.accept (peer 127.0.0.1) on step 10; netlink route and ip addr not refused"
 "$FB" exec ps1 --tool attack --step 11 -- python3 /workspace/rename.py >/dev/null 2>&1 &
 wait_verdict ps1 "exec.masquerade high freeze" || fail "the rename to sshd is not exec.masquerade"
 wait_cgroup ps1 frozen 1 || fail "ps1 is not frozen"

@@ -83,7 +83,7 @@ reads = [e for e in ev if e["kind"] == "lure.tripwire" and e["fields"]["path"] =
          and not e["fields"]["refused"]]
 assert not reads, reads
 rules = sorted(e["fields"]["rule"] for e in ev if e["kind"] == "verdict")
-assert rules == (["escape.cgroup-write", "escape.seccomp"] + ["escape.tripwire"] * 6 +
+assert rules == (["escape.cgroup-write"] + ["escape.seccomp"] * 2 + ["escape.tripwire"] * 6 +
                  ["signal.beyond-step"] * 2), rules
 PY
 ok "chroot, kill 1, kill -1, a limit raise, init's environ and ns, /etc/passwd and /etc/shadow, ip_forward, a cgroup mkdir: each an event of step 1, judged; an honest passwd read unrecorded"

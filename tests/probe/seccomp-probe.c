@@ -6,6 +6,11 @@
  * keyctl, add_key, personality(ADDR_NO_RANDOMIZE), io_uring_setup, name_to_handle_at("/"), ...
  * so that a refusal proves the filter, not merely a missing capability. The test runs it inside
  * a sandbox (all refused) and, as a control, outside one (some succeed).
+ *
+ * `seccomp-probe once NAME...` makes only the named attempts, natively, and exits at once with
+ * _exit: its refusals' audit records arrive after the process is gone (tests/integration/92).
+ * It knows a few more attempts than the sweep: the other refused socket families and protocols,
+ * and the namespace flags of clone and unshare one by one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,9 +62,9 @@ static long syscall_i386(long nr, long a, long b, long c)
 /* A successful clone or unshare must not leave us changed or doubled. */
 static void settle(const char *name, long ret)
 {
-	if (strcmp(name, "clone-newuser") == 0 && ret == 0)
+	if (strncmp(name, "clone-", 6) == 0 && ret == 0)
 		_exit(0); /* the child of an allowed clone */
-	if (strcmp(name, "clone-newuser") == 0 && ret > 0)
+	if (strncmp(name, "clone-", 6) == 0 && ret > 0)
 		waitpid((pid_t)ret, NULL, 0);
 }
 
@@ -141,6 +146,54 @@ static struct probe probes[] = {
 	{ "getpid", SYS_getpid, 20, { 0 } }, /* allowed natively: the control */
 };
 
+static int sv[2];
+
+/* Only for `once`: each refused by one of the filter's argument rules (enforcer/seccomp.c). */
+static struct probe more[] = {
+	{ "socket-raw", SYS_socket, -1, { 2 /* AF_INET */, 3 /* SOCK_RAW */, 1 /* ICMP */ } },
+	{ "socket-raw6", SYS_socket, -1, { 10 /* AF_INET6 */, 3, 58 /* ICMPV6 */ } },
+	{ "socket-alg", SYS_socket, -1, { 38 /* AF_ALG */, 5 /* SOCK_SEQPACKET */, 0 } },
+	{ "socket-netlink-audit", SYS_socket, -1, { 16 /* AF_NETLINK */, 3, 9 /* AUDIT */ } },
+	{ "socket-netlink-diag", SYS_socket, -1, { 16, 3, 4 /* SOCK_DIAG */ } },
+	{ "socket-netlink-uevent", SYS_socket, -1, { 16, 3, 15 /* KOBJECT_UEVENT */ } },
+	{ "socketpair-packet", SYS_socketpair, -1, { 17 /* AF_PACKET */, 2, 0, (long)sv } },
+	{ "unshare-net", SYS_unshare, -1, { CLONE_NEWNET } },
+	{ "unshare-mnt", SYS_unshare, -1, { CLONE_NEWNS } },
+	{ "clone-newnet", SYS_clone, -1, { CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0 } },
+	{ "clone-newpid", SYS_clone, -1, { CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0 } },
+	{ "clone-newns", SYS_clone, -1, { CLONE_NEWNS | SIGCHLD, 0, 0, 0, 0 } },
+};
+
+static struct probe *find_probe(const char *name)
+{
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		if (strcmp(probes[i].name, name) == 0)
+			return &probes[i];
+	for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+		if (strcmp(more[i].name, name) == 0)
+			return &more[i];
+	return NULL;
+}
+
+/* `once NAME...`: each named attempt natively, then gone at once. */
+static int once(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++) {
+		struct probe *p = find_probe(argv[i]);
+		long ret;
+
+		if (!p) {
+			fprintf(stderr, "seccomp-probe: no attempt named %s\n", argv[i]);
+			return 2;
+		}
+		errno = 0;
+		ret = syscall(p->nr, p->a[0], p->a[1], p->a[2], p->a[3], p->a[4], p->a[5]);
+		report(p->name, "native", ret, errno);
+		settle(p->name, ret);
+	}
+	_exit(0);
+}
+
 /* One probe through the three entries: native, i386 (int 0x80) and with the x32 bit. */
 static void try_probe(struct probe *p)
 {
@@ -169,8 +222,14 @@ static void try_probe(struct probe *p)
 	report(p->name, "x32", ret, errno);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "once") == 0)
+		return once(argc, argv);
+	if (argc > 1) {
+		fprintf(stderr, "usage: seccomp-probe [once NAME...]\n");
+		return 2;
+	}
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
 		try_probe(&probes[i]);
 	return 0;

@@ -232,6 +232,22 @@ static void test_escape_class_seccomp_and_resources(void **state)
 			      "{\"syscall\":133,\"name\":\"mknod\",\"action\":\"errno\"}", v),
 			 1);
 	assert_string_equal(v[0].rule, "escape.seccomp");
+	/* Refused only for some arguments, so each refusal an escape: a namespace clone, a
+	 * refused socket family; clone3 is refused whatever its flags and says nothing. */
+	for (int i = 0; i < 3; i++) {
+		static const char *const calls[] = {
+			"{\"syscall\":56,\"name\":\"clone\",\"action\":\"errno\"}",
+			"{\"syscall\":41,\"name\":\"socket\",\"action\":\"errno\"}",
+			"{\"syscall\":53,\"name\":\"socketpair\",\"action\":\"errno\"}",
+		};
+
+		assert_int_equal(feed(st, 16 + i, SEC, "t", "seccomp.denied", calls[i], v), 1);
+		assert_string_equal(v[0].rule, "escape.seccomp");
+		assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	}
+	assert_int_equal(feed(st, 19, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":435,\"name\":\"clone3\",\"action\":\"errno\"}", v),
+			 0);
 	/* cgroup.stats of the sandbox's own cgroup (no step): a rise fires, a repeat does not. */
 	event_init(&ev);
 	ev.id = 3;
@@ -331,6 +347,39 @@ static void test_behavior_rules_judge_by_the_tool_scope(void **state)
 	assert_int_equal(detect_action(st, DETECT_HIGH), POLICY_ACTION_KILL);
 	assert_int_equal(detect_action(st, DETECT_MEDIUM), POLICY_ACTION_ALERT);
 	detect_state_free(st);
+}
+
+static void test_lost_events_do_what_on_lost_events_says(void **state)
+{
+	struct detect_state *def = new_state(0), *pol = new_state(1);
+	struct detect_state *alert = behavior_state(", \"on_lost_events\": \"alert\"");
+	struct detect_state *kill = behavior_state(", \"on_lost_events\": \"kill\"");
+	const char *loss = "{\"stage\":\"kernel ring buffer\",\"connect\":3}";
+	struct detect_verdict v[4];
+
+	/* Fail closed by default, with a policy or without; the severity table is not asked. */
+	assert_int_equal(feed(def, 1, SEC, "", "monitor.loss", loss, v), 1);
+	assert_string_equal(v[0].rule, "monitor.blind");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(detect_verdict_action(def, &v[0]), POLICY_ACTION_FREEZE);
+	assert_non_null(strstr(v[0].reason, "kernel ring buffer"));
+	assert_int_equal(feed(pol, 1, SEC, "", "monitor.loss", loss, v), 1);
+	assert_int_equal(detect_verdict_action(pol, &v[0]), POLICY_ACTION_FREEZE);
+	assert_int_equal(feed(alert, 1, SEC, "", "monitor.loss", loss, v), 1);
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	assert_int_equal(detect_verdict_action(alert, &v[0]), POLICY_ACTION_ALERT);
+	assert_int_equal(feed(kill, 1, SEC, "", "monitor.loss", loss, v), 1);
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(detect_verdict_action(kill, &v[0]), POLICY_ACTION_KILL);
+	/* Any other verdict still goes by its severity. */
+	assert_int_equal(feed(alert, 2, SEC, "t", "seccomp.denied",
+			      "{\"syscall\":101,\"name\":\"ptrace\",\"action\":\"errno\"}", v),
+			 1);
+	assert_int_equal(detect_verdict_action(alert, &v[0]), POLICY_ACTION_KILL);
+	detect_state_free(def);
+	detect_state_free(pol);
+	detect_state_free(alert);
+	detect_state_free(kill);
 }
 
 static void test_rules_the_policy_switches_off_stay_quiet(void **state)
@@ -1358,6 +1407,7 @@ int main(void)
 		cmocka_unit_test(test_scan_counts_distinct_destinations),
 		cmocka_unit_test(test_network_out_of_scope_is_what_leaves_and_needs_the_policy),
 		cmocka_unit_test(test_escape_class_seccomp_and_resources),
+		cmocka_unit_test(test_lost_events_do_what_on_lost_events_says),
 		cmocka_unit_test(test_same_events_same_verdicts),
 		cmocka_unit_test(test_behavior_rules_judge_by_the_tool_scope),
 		cmocka_unit_test(test_rules_the_policy_switches_off_stay_quiet),

@@ -409,8 +409,22 @@ static void test_detectors_section_and_its_defaults(void **state)
 	assert_int_equal(d->action[2], POLICY_ACTION_FREEZE);
 	assert_int_equal(d->action[1], POLICY_ACTION_ALERT);
 	assert_int_equal(d->action[0], POLICY_ACTION_RECORD);
+	assert_int_equal(d->on_lost, POLICY_ACTION_FREEZE);
 	assert_null(d->off);
 	policy_free(p);
+
+	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"on_lost_events\": "
+		    "\"kill\"}, " TOOLS "}");
+	assert_int_equal(policy_detectors(p)->on_lost, POLICY_ACTION_KILL);
+	policy_free(p);
+	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"on_lost_events\": "
+		    "\"alert\"}, " TOOLS "}");
+	assert_int_equal(policy_detectors(p)->on_lost, POLICY_ACTION_ALERT);
+	policy_free(p);
+	/* Going on unwatched is not a choice. */
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"on_lost_events\": "
+		     "\"record\"}, " TOOLS "}",
+		     "p.json:1:61: \"on_lost_events\" is \"freeze\", \"kill\" or \"alert\"");
 
 	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"deny_burst_count\": 3, "
 		    "\"deny_burst_window\": \"30s\", \"deny_distinct\": 2, \"actions\": "
