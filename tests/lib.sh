@@ -229,6 +229,27 @@ import json, sys
 print(" ".join(sorted(e["fields"]["rule"] for e in map(json.loads, sys.stdin) if e["kind"] == "verdict")))'
 }
 
+# sandbox_verdicts SANDBOX: "rule severity action" of each of its verdicts, sorted and unique.
+sandbox_verdicts() {
+	"$FB" timeline "$1" --json | python3 -c '
+import json, sys
+for e in map(json.loads, sys.stdin):
+    if e["kind"] == "verdict":
+        f = e["fields"]; print(f["rule"], f["severity"], f["action"])' | sort -u
+}
+
+# wait_verdict_line SANDBOX "RULE SEVERITY ACTION" [SECONDS]: waits (5 s by default) for that
+# verdict in the sandbox's timeline; says which verdicts there were if it never comes.
+wait_verdict_line() {
+	local i
+	for i in $(seq $((${3:-5} * 20))); do
+		sandbox_verdicts "$1" | grep -qx "$2" && return 0
+		sleep 0.05
+	done
+	echo "verdicts of $1: $(sandbox_verdicts "$1" | tr '\n' ';')" >&2
+	return 1
+}
+
 # attack_killed NAME RULE SCRIPT: in a fresh sandbox of tests/policies/attack.json ($POLICY),
 # SCRIPT (python) runs in step 1 of tool attack; the sandbox must be killed for RULE, and the
 # events that triggered the verdict carry step 1 and tool attack.

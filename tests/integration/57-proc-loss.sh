@@ -40,8 +40,15 @@ assert all(e["sandbox"] == "pl1" and e["fields"]["stage"] == "kernel ring buffer
 reported = sum(e["fields"][field] for e in loss_events)
 assert reported == lost, "monitor.loss events of pl1 report %d lost, the kernel %d" % (reported, lost)
 assert all(e["fields"]["since"] < e["fields"]["until"] for e in loss_events)
+# Each loss is a monitor.blind verdict of pl1 (medium: an alert), naming the loss it came from.
+blind = [e for e in ev if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
+named = {i for v in blind for i in v["fields"]["event_ids"]}
+assert blind and all(v["sandbox"] == "pl1" and v["fields"]["severity"] == "medium"
+                     and v["fields"]["action"] == "alert" for v in blind), blind
+missed = [e["id"] for e in loss_events if e["id"] not in named]
+assert not missed, "monitor.loss events %s gave no monitor.blind verdict" % missed
 PY
-	ok "$1 events delivered + counted lost = $4 exactly, and some were lost"
+	ok "$1 events delivered + counted lost = $4 exactly, some were lost, each loss a monitor.blind verdict"
 }
 
 check "the tool call runs $N execs" "$FB" exec pl1 --tool attack --step 700 -- python3 /workspace/burst.py "$N"
