@@ -105,4 +105,22 @@ out=$("$FB" gc) || fail "gc"
 echo "$out" | grep -q "removed 1" || fail "gc did not remove the crashed sandbox: $out"
 ok "gc removes a sandbox whose init died"
 assert_no_leftovers "after gc"
+
+# A hung monitor (stopped: it holds its socket, never answers) cannot hang a destroy: the report
+# waits 10 s at most, says so, and the sandbox is gone all the same.
+create_sandbox lc3 "$POLICY"
+kill -STOP "$DAEMON_PID"
+FB_CLEANUP_AFTER='kill -CONT "$DAEMON_PID" 2>/dev/null'
+t0=$(date +%s)
+timeout 30 "$FB" destroy lc3 2>"$T/hung.err"
+rc=$?
+took=$(($(date +%s) - t0))
+kill -CONT "$DAEMON_PID"
+[ $rc -ne 124 ] || fail "destroy hung on a stopped monitor"
+assert_eq "$rc" 0 "destroy succeeds without a monitor's answer"
+grep -q "the monitor did not acknowledge 2 record(s) within 10 s" "$T/hung.err" ||
+	fail "no clear error for the hung monitor: $(cat "$T/hung.err")"
+[ "$took" -ge 9 ] && [ "$took" -le 15 ] || fail "destroy took ${took}s against a hung monitor"
+ok "destroy against a hung monitor gives up after ${took}s with a clear error"
+assert_no_leftovers "after a destroy the monitor did not answer"
 stop_daemon
