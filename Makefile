@@ -13,7 +13,7 @@
 PACKAGES := gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
-	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
+	iproute2 util-linux procps nftables dnsmasq-base tcpdump libnl-3-dev \
 	libnl-route-3-dev prometheus chromium clang-format python3-venv zip unzip xz-utils
 
 BUILD    := build

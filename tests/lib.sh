@@ -37,7 +37,30 @@ fb_cleanup() {
 	[ -n "$replay_failed" ] && exit 1
 }
 
+# Every program the tests run on the host, with the Debian package that has it; each package is in
+# the Makefile's PACKAGES (make deps installs it). A missing one fails the test at once: a check
+# such as `pgrep ... && fail` would otherwise pass without checking anything.
+FB_TEST_TOOLS="pgrep:procps ps:procps nsenter:util-linux setpriv:util-linux unshare:util-linux
+	setsid:util-linux flock:util-linux dmesg:util-linux curl:curl sqlite3:sqlite3 ip:iproute2
+	nft:nftables tcpdump:tcpdump dnsmasq:dnsmasq-base timeout:coreutils python3:python3"
+
+require_tools() {
+	local pkgs entry
+	pkgs=" $(sed -n '/^PACKAGES *:=/,/[^\\]$/p' "$FB_ROOT/Makefile" | sed 's/^PACKAGES *:=//; s/\\//' |
+		tr -s ' \t\n' ' ') "
+	for entry in $FB_TEST_TOOLS; do
+		# coreutils is essential: on every Debian system, not in PACKAGES.
+		case "${entry#*:}$pkgs" in coreutils* | "${entry#*:}"*" ${entry#*:} "*) ;;
+		*) fail "the tests need ${entry%%:*}, but its package ${entry#*:} is not in the Makefile's PACKAGES" ;;
+		esac
+		command -v "${entry%%:*}" >/dev/null ||
+			fail "the tests need ${entry%%:*}, which is not installed (package ${entry#*:}; run make deps)"
+	done
+}
+
 fb_setup() {
+	[ -n "$V2" ] && [ -d "$V2" ] || fail "no cgroup2 hierarchy in /proc/mounts"
+	require_tools
 	T=$(mktemp -d /tmp/firebreak-test.XXXXXX)
 	trap fb_cleanup EXIT
 	export FIREBREAK_DB=$T/state/firebreak.db
@@ -178,11 +201,16 @@ copy_in() {
 	fi
 }
 
-# Nothing named firebreak may be left on the host once a test's sandboxes are gone.
+# Nothing named firebreak may be left on the host once a test's sandboxes are gone: in no cgroup
+# hierarchy the host mounts (the v2 one and each v1 controller's, as /proc/mounts lists them, not
+# a fixed path that would pass unchecked on a host that mounts them elsewhere), nor in the
+# runtime dir.
 assert_no_leftovers() {
-	local left
-	left=$( (ls -d /sys/fs/cgroup/*/firebreak* 2>/dev/null) ;
-		(ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null) )
+	local left mounts
+	mounts=$(awk '$3 == "cgroup2" || $3 == "cgroup" { print $2 }' /proc/mounts)
+	echo "$mounts" | grep -qx "$V2" || fail "no cgroup2 mount in /proc/mounts to check for leftovers"
+	left=$(for m in $mounts; do ls -d "$m"/firebreak* 2>/dev/null; done
+		ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null)
 	[ -z "$left" ] || fail "left on the host: $left"
 	ok "nothing left on the host ($1)"
 }

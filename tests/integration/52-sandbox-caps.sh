@@ -98,7 +98,7 @@ create_sandbox caps2 "$FB_ROOT/tests/policies/short-lived.json"
 "$FB" exec caps2 --tool run -- sleep 1 || fail "a call inside the sandbox's lifetime"
 sleep 2.5
 "$FB" exec caps2 --tool run -- true 2>/dev/null && fail "the sandbox outlived its wall clock"
-[ "$(cat /sys/fs/cgroup/unified/firebreak/caps2/cgroup.events | sed -n 's/^populated //p')" = 0 ] \
+[ "$(cat "$V2/firebreak/caps2/cgroup.events" | sed -n 's/^populated //p')" = 0 ] \
 	|| fail "processes are left in the expired sandbox"
 ok "the sandbox's wall clock ended it"
 check "destroy caps2" "$FB" destroy caps2
