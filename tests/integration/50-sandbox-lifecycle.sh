@@ -22,6 +22,17 @@ create_sandbox lc1 "$POLICY"
 "$FB" create lc1 --policy "$POLICY" 2>"$T/dup.err" && fail "a second create of lc1 succeeded"
 grep -q "exists already" "$T/dup.err" || fail "duplicate create: no clear reason"
 ok "a second create of the same name is refused"
+# The metadata service is always closed: a policy that opens it (or a range around it) makes no
+# sandbox, and says which closed range it overlaps.
+for cidr in 169.254.169.254/32 169.254.0.0/15 fd00:ec2::254; do
+	sed "s|\"cidr\": \"[^\"]*\"|\"cidr\": \"$cidr\"|" "$FB_ROOT/tests/policies/opens-metadata.json" >"$T/meta.json"
+	FB_SANDBOXES="$FB_SANDBOXES lc-meta"
+	"$FB" create lc-meta --policy "$T/meta.json" >"$T/meta.out" 2>&1 && fail "created a sandbox whose policy opens $cidr"
+	grep -q "overlaps .*, which is always closed (cloud metadata" "$T/meta.out" ||
+		fail "opening $cidr: no clear reason: $(cat "$T/meta.out")"
+	[ -e "$FIREBREAK_RUNTIME_DIR/sandboxes/lc-meta" ] && fail "a refused create left state"
+done
+ok "a policy that opens the metadata service (IPv4, a range around it, IPv6) makes no sandbox"
 "$FB" ps | grep -q "^lc1 .*running" || fail "ps does not show lc1 running: $("$FB" ps)"
 ok "ps shows the sandbox running"
 
