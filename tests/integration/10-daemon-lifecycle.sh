@@ -12,11 +12,40 @@ assert_eq "$(stat -c %a "$FIREBREAK_RUNTIME_DIR/control.sock")" "600" "control s
 assert_eq "$(stat -c %a "$FIREBREAK_DB")" "640" "store file is not world-readable"
 assert_eq "$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")" "$DAEMON_PID" "pid file names the daemon"
 
-# An unprivileged user can reach neither socket.
-if setpriv --reuid=65534 --regid=65534 --clear-groups "$FB" status >/dev/null 2>&1; then
-	fail "nobody could talk to the control socket"
-fi
-ok "an unprivileged user cannot reach the control socket"
+assert_eq "$(stat -c %U:%G "$FIREBREAK_RUNTIME_DIR/control.sock")" "root:root" "control socket is root's"
+assert_eq "$(stat -c %U:%G "$FIREBREAK_RUNTIME_DIR/trace.sock")" "root:root" "trace socket is root's"
+
+# An unprivileged user can reach neither socket, and not only because the file modes above keep
+# it out: with the way opened (the test's dir and the runtime dir traversable, the sockets world-writable), nobody's
+# connection gets through to the daemon, which refuses it by its SO_PEERCRED (neither root nor the
+# firebreak group), answers "permission denied" and counts it.
+refused_peer() {
+	"$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]]["refused_peer"])' "$1"
+}
+chmod 0711 "$T" "$FIREBREAK_RUNTIME_DIR"
+chmod 0666 "$FIREBREAK_RUNTIME_DIR/control.sock" "$FIREBREAK_RUNTIME_DIR/trace.sock"
+for sock in control trace; do
+	before=$(refused_peer "${sock}_socket") || fail "no refused_peer count for the $sock socket"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])  # the way is open: this must succeed, the refusal is the daemon'"'"'s
+print("connected", flush=True)
+try:
+    s.sendall(b"{\"op\":\"ping\"}\n")
+except OSError:
+    pass
+print(s.makefile().readline().strip())' "$FIREBREAK_RUNTIME_DIR/$sock.sock" >"$T/nobody.out" 2>&1
+	head -1 "$T/nobody.out" | grep -qx connected ||
+		fail "nobody could not even connect to the opened $sock socket: $(cat "$T/nobody.out")"
+	assert_eq "$(sed -n 2p "$T/nobody.out")" '{"ok":false,"error":"permission denied"}' \
+		"the daemon refuses nobody on the $sock socket by its credentials"
+	assert_eq "$(refused_peer "${sock}_socket")" "$((before + 1))" "the refusal on the $sock socket is counted"
+done
+chmod 0700 "$T" "$FIREBREAK_RUNTIME_DIR"
+chmod 0600 "$FIREBREAK_RUNTIME_DIR/control.sock" "$FIREBREAK_RUNTIME_DIR/trace.sock"
+ok "an unprivileged user cannot reach the control or trace socket, even with the way open"
 
 # A second daemon on the same store and runtime dir is refused and the first keeps serving.
 if "$FBD" --foreground --config "$FB_CONF" --db "$FIREBREAK_DB" \
