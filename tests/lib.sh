@@ -161,6 +161,25 @@ wait_event() {
 	return 1
 }
 
+# monitor_marker SANDBOX [TOOL PROGRAM...]: before a negative check ("no verdict came"), proof that
+# the monitor has processed the sandbox's kernel events up to now, in place of a fixed sleep: a
+# marker call (run -- /usr/bin/true by default) on a fresh step, and a wait (5 s at most) for its
+# proc.exit, which the process tracer delivers after everything the sandbox did before it.
+FB_MARKER_STEP=90000
+monitor_marker() {
+	local sb=$1 tool=${2:-run} i
+	shift $(($# > 1 ? 2 : 1))
+	[ $# -gt 0 ] || set -- /usr/bin/true
+	FB_MARKER_STEP=$((FB_MARKER_STEP + 1))
+	"$FB" exec "$sb" --tool "$tool" --step "$FB_MARKER_STEP" -- "$@" >/dev/null 2>&1 ||
+		fail "the marker call $* in $sb failed"
+	for i in $(seq 250); do
+		"$FB" timeline "$sb" --step "$FB_MARKER_STEP" --json | grep -q '"kind":"proc.exit"' && return 0
+		sleep 0.02
+	done
+	fail "the monitor never recorded the marker step $FB_MARKER_STEP of $sb"
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"
