@@ -3,6 +3,7 @@
 #   make test     unit tests (cmocka) and integration tests on the real kernel (root)
 #   make demo     the main job end to end on a temporary state dir
 #   make bench    benchmarks (not part of test)
+#   make mutation-smoke  switch rules off one at a time; the suite must fail for each (root)
 #   make format   clang-format every .c and .h
 #   make check    the layout's include rules and the format (make test runs it first)
 .DELETE_ON_ERROR:
@@ -57,7 +58,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check unit integration demo bench format clean
+.PHONY: all deps test check unit integration mutation-smoke demo bench format clean
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -164,6 +165,11 @@ check: deps
 	@sh tests/check-format.sh
 
 test: check unit integration
+
+# Not part of test: each of a few rules switched off in a scratch copy of the tree must fail the
+# tests that guard it (tests/mutation-smoke.sh; takes the integration lock itself, per test run).
+mutation-smoke: all $(PROBE_BIN)
+	@bash tests/mutation-smoke.sh
 
 demo: all
 	@bash examples/demo.sh
