@@ -171,7 +171,7 @@ monitor_marker() {
 	shift $(($# > 1 ? 2 : 1))
 	[ $# -gt 0 ] || set -- /usr/bin/true
 	FB_MARKER_STEP=$((FB_MARKER_STEP + 1))
-	"$FB" exec "$sb" --tool "$tool" --step "$FB_MARKER_STEP" -- "$@" >/dev/null 2>&1 ||
+	"$FB" exec "$sb" --tool "$tool" --step "$FB_MARKER_STEP" -- "$@" </dev/null >/dev/null 2>&1 ||
 		fail "the marker call $* in $sb failed"
 	for i in $(seq 250); do
 		"$FB" timeline "$sb" --step "$FB_MARKER_STEP" --json | grep -q '"kind":"proc.exit"' && return 0
