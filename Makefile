@@ -3,6 +3,7 @@
 #   make test     unit tests (cmocka, then under ASan+UBSan), fuzz-smoke, integration tests (root)
 #   make demo     the main job end to end on a temporary state dir
 #   make bench    benchmarks (not part of test)
+#   make mutation-smoke  switch rules off one at a time; the suite must fail for each (root)
 #   make format   clang-format every .c and .h
 #   make check    the layout's include rules and the format (make test runs it first)
 #   make fuzz     each libFuzzer harness for FUZZ_SECONDS under ASan and UBSan (docs/fuzzing.md)
@@ -16,7 +17,7 @@
 PACKAGES := gcc make pkg-config clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
-	iproute2 util-linux nftables dnsmasq-base tcpdump libnl-3-dev \
+	iproute2 util-linux procps nftables dnsmasq-base tcpdump libnl-3-dev \
 	libnl-route-3-dev prometheus chromium clang-format python3-venv zip unzip xz-utils
 
 BUILD    := build
@@ -60,7 +61,7 @@ PROBE_BIN   := $(PROBE_SRC:tests/probe/%.c=$(BUILD)/probe/%)
 BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check unit unit-asan integration demo bench format clean fuzz fuzz-smoke fuzz-seeds
+.PHONY: all deps test check unit unit-asan integration mutation-smoke demo bench format clean fuzz fuzz-smoke fuzz-seeds
 all: deps $(BUILD)/firebreakd $(BUILD)/firebreak $(BUILD)/firebreak-nftset.so
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
@@ -274,6 +275,11 @@ check: deps
 	@python3 tests/check-docs.py
 
 test: check unit unit-asan fuzz-smoke integration
+
+# Not part of test: each of a few rules switched off in a scratch copy of the tree must fail the
+# tests that guard it (tests/mutation-smoke.sh; takes the integration lock itself, per test run).
+mutation-smoke: all $(PROBE_BIN)
+	@bash tests/mutation-smoke.sh
 
 demo: all
 	@bash examples/demo.sh

@@ -1,12 +1,21 @@
 #include "report.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
 #include "bounds.h"
 #include "log.h"
 #include "macro.h"
+#include "timeutil.h"
 #include "unixsock.h"
+
+/*
+ * How long the monitor has to acknowledge what was sent (and to take a send the socket's buffer
+ * has no room for): past it the monitor is taken for hung, and the caller hears -ETIMEDOUT rather
+ * than waiting for ever (a stopped or wedged firebreakd must not hang a tool call or a destroy).
+ */
+#define REPORT_DEADLINE_MS 10000
 
 struct report {
 	int fd;
@@ -24,6 +33,14 @@ int report_open(const struct config *cfg, struct report **ret)
 	fd = unixsock_connect(path);
 	if (fd < 0)
 		return fd;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO,
+		       &(struct timeval){ .tv_sec = REPORT_DEADLINE_MS / 1000 },
+		       sizeof(struct timeval)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
 	rp = calloc(1, sizeof(*rp));
 	if (!rp) {
 		close(fd);
@@ -93,6 +110,7 @@ int report_exec_scope(struct report *rp, const char *name, int64_t step, const c
 
 int report_wait(struct report *rp)
 {
+	uint64_t deadline = time_mono_ns() + (uint64_t)REPORT_DEADLINE_MS * NSEC_PER_MSEC;
 	char buf[4096];
 	size_t len = 0;
 	int r = 0;
@@ -120,6 +138,24 @@ int report_wait(struct report *rp)
 			break;
 		if (len == sizeof(buf))
 			return -EPROTO;
+		uint64_t now = time_mono_ns();
+		int ready =
+			now < deadline
+				? poll(&(struct pollfd){ .fd = rp->fd, .events = POLLIN }, 1,
+				       (int)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC))
+				: 0;
+
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0)
+			return -errno;
+		if (ready == 0) {
+			log_error("firebreak: the monitor did not acknowledge %u record(s) within "
+				  "%d s "
+				  "(firebreakd hung?)",
+				  rp->pending, REPORT_DEADLINE_MS / 1000);
+			return -ETIMEDOUT;
+		}
 		n = read(rp->fd, buf + len, sizeof(buf) - len);
 		if (n < 0 && errno == EINTR)
 			continue;

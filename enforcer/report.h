@@ -32,7 +32,10 @@ int report_event(struct report *rp, const struct event *ev);
 int report_exec_scope(struct report *rp, const char *name, int64_t step, const char *tool,
 		      uint64_t cgid, const char *program);
 
-/* Waits for every queued request's acknowledgement; 0, or -EPROTO (a refusal, printed). */
+/*
+ * Waits for every queued request's acknowledgement, at most 10 s from the call: 0, -EPROTO (a
+ * refusal, printed) or -ETIMEDOUT (no answer in time: the monitor is hung; printed).
+ */
 int report_wait(struct report *rp);
 
 #endif

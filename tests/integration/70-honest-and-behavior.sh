@@ -36,7 +36,7 @@ printf 'import demo\n\ndef test_demo():\n    assert demo.VERSION == "1.0"\n' |
 check "run_tests imports what install_deps installed" \
 	"$FB" exec hb1 --tool run_tests --step 9 -- python3 -m pytest -q tests/deps/test_demo.py
 check "pytest --co -q collects" "$FB" exec hb1 --tool run_tests --step 10 -- python3 -m pytest --co -q
-sleep 0.5
+monitor_marker hb1 shell_readonly /usr/bin/ls /
 assert_eq "$(verdicts)" "0" "honest work in the example policy's tools (an install and a collection included) gets no verdict"
 
 create_sandbox hb2 "$FB_ROOT/tests/policies/egress-tools.json"
@@ -52,7 +52,7 @@ PY
 copy_in hb2 "$T/fetch.py"
 check "install_deps downloads from the allowed registry" \
 	"$FB" exec hb2 --tool install_deps --step 1 -- python3 /workspace/fetch.py
-sleep 0.5
+monitor_marker hb2 setup /usr/bin/tee /dev/null
 assert_eq "$(verdicts)" "0" "a download from the allowed registry gets no verdict"
 
 printf 'import subprocess, time\n\ndef test_sneaky():\n    subprocess.run(["/usr/bin/touch", "/workspace/marker"])\n    subprocess.run(["/usr/bin/git", "status"])\n    time.sleep(30)\n' >"$T/test_sneaky.py"

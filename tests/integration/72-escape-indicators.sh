@@ -71,7 +71,7 @@ create_sandbox ei1 "$POLICY"
 for f in honest ids monitor; do copy_in ei1 "$T/$f.py"; done
 out=$("$FB" exec ei1 --tool attack --step 1 -- python3 /workspace/honest.py) || fail "honest run: $out"
 assert_eq "$(echo "$out" | tail -1)" "honest ok" "honest identity calls, a sysctl read and a unix socket of its own work"
-sleep 0.5
+monitor_marker ei1
 assert_eq "$(rules ei1)" "" "the honest run gets no verdict"
 n=$(events ei1 | grep -c '"kind":"host.cgroup"')
 assert_eq "$n" "0" "the enforcer's own cgroup joins are not reported as cgroup writes"

@@ -92,7 +92,7 @@ sh_ "code piped into python from echo" "echo 'print(2)' | python3"
 sh_ "a loopback port check through /dev/tcp" "python3 -m http.server 8123 --bind 127.0.0.1 >/dev/null 2>&1 &
 	p=\$!; for i in \$(seq 50); do (echo >/dev/tcp/127.0.0.1/8123) 2>/dev/null && break; sleep 0.1; done;
 	kill \$p; wait \$p; true"
-sleep 1
+monitor_marker pr1 shell /usr/bin/bash -c true
 assert_eq "$(verdicts)" "0" "$n honest tool calls through the example policy and a shell tool: no verdict"
 "$FB" timeline pr1 --json >"$T/tl.jsonl" || fail "timeline"
 python3 - "$T/tl.jsonl" <<'PY' || fail "the honest calls left a verdict or an action in the timeline"

@@ -55,7 +55,7 @@ create_sandbox ps1 "$POLICY"
 for f in listen rename; do copy_in ps1 "$T/$f.py"; done
 out=$("$FB" exec ps1 --tool attack --step 10 -- python3 /workspace/listen.py 2>&1) || fail "listen.py: $out"
 assert_eq "$out" "listen ok" "bind, listen and accept work; ip addr works"
-sleep 0.5
+monitor_marker ps1
 assert_eq "$(verdicts ps1)" "" "a listener on 0.0.0.0 and an accept from loopback get no verdict"
 events ps1 | python3 -c '
 import json, sys
