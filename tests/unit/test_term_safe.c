@@ -30,7 +30,8 @@ static void test_printable_ascii_and_utf8_pass(void **state)
 {
 	expect("", "");
 	expect("pytest -q /workspace/a b.py", "pytest -q /workspace/a b.py");
-	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5");
+	expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5",
+	       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5");
 	expect("\xc2\xa0nbsp", "\xc2\xa0nbsp"); /* U+00A0, the first after the C1 block */
 }
 
@@ -47,15 +48,19 @@ static void test_control_and_escape_bytes_are_hex(void **state)
 
 static void test_c1_and_invalid_utf8_are_hex(void **state)
 {
-	expect("\x9b" "31m", "\\x9b31m");		/* a lone C1 byte (8-bit CSI) */
-	expect("\xc2\x9b" "31m", "\\xc2\\x9b31m");	/* U+009B, CSI in UTF-8 */
-	expect("\xc2\x85", "\\xc2\\x85");		/* NEL */
-	expect("\xc0\xaf", "\\xc0\\xaf");		/* overlong '/' */
-	expect("\xe0\x80\xaf", "\\xe0\\x80\\xaf");	/* overlong, three bytes */
-	expect("\xed\xa0\x80", "\\xed\\xa0\\x80");	/* a surrogate */
+	expect("\x9b"
+	       "31m",
+	       "\\x9b31m"); /* a lone C1 byte (8-bit CSI) */
+	expect("\xc2\x9b"
+	       "31m",
+	       "\\xc2\\x9b31m");			    /* U+009B, CSI in UTF-8 */
+	expect("\xc2\x85", "\\xc2\\x85");		    /* NEL */
+	expect("\xc0\xaf", "\\xc0\\xaf");		    /* overlong '/' */
+	expect("\xe0\x80\xaf", "\\xe0\\x80\\xaf");	    /* overlong, three bytes */
+	expect("\xed\xa0\x80", "\\xed\\xa0\\x80");	    /* a surrogate */
 	expect("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
-	expect("\xe2\x82", "\\xe2\\x82");		/* cut short at the end */
-	expect("\xe2\x82x", "\\xe2\\x82x");		/* cut short by ASCII */
+	expect("\xe2\x82", "\\xe2\\x82");		    /* cut short at the end */
+	expect("\xe2\x82x", "\\xe2\\x82x");		    /* cut short by ASCII */
 	expect("\xff\xfe", "\\xff\\xfe");
 }
 
