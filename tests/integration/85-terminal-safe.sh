@@ -10,6 +10,11 @@ fb_setup
 start_daemon
 create_sandbox te1 "$FB_ROOT/tests/policies/confined.json"
 copy_in te1 "$FB_ROOT/tests/attacks/termesc.py"
+# The gate's refusal quotes the command: the agent's words reach the harness's terminal too.
+if "$FB" exec te1 --tool run -- $'/usr/bin/\e]0;pwned\a' >"$T/refused.txt" 2>&1; then
+	fail "the gate ran a program outside the tool's commands"
+fi
+grep -qF '\x1b]0;pwned\x07' "$T/refused.txt" || fail "the refusal does not show the program escaped: $(cat -v "$T/refused.txt")"
 "$FB" exec te1 --tool run --step 5 -- python3 /workspace/termesc.py >"$T/exec.out" 2>&1
 wait_cgroup te1 frozen 1 5 || fail "the out-of-scope exec did not get te1 frozen: $(cat "$T/exec.out")"
 wait_event te1 verdict || fail "no verdict"
@@ -24,7 +29,7 @@ wait_event te1 verdict || fail "no verdict"
 
 # clean FILE...: no control byte but newline, no C1 control, valid UTF-8 only.
 python3 - "$T"/timeline.txt "$T"/story.txt "$T"/incidents.txt "$T"/ps.txt "$T"/export.txt \
-	"$T"/replay.txt "$FB_LOG" <<'PY' || fail "a control byte of the sandbox's reached a terminal"
+	"$T"/replay.txt "$T"/refused.txt "$FB_LOG" <<'PY' || fail "a control byte of the sandbox's reached a terminal"
 import sys
 for path in sys.argv[1:]:
     data = open(path, "rb").read()
