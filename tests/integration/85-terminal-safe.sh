@@ -14,7 +14,8 @@ copy_in te1 "$FB_ROOT/tests/attacks/termesc.py"
 if "$FB" exec te1 --tool run -- $'/usr/bin/\e]0;pwned\a' >"$T/refused.txt" 2>&1; then
 	fail "the gate ran a program outside the tool's commands"
 fi
-grep -qF '\x1b]0;pwned\x07' "$T/refused.txt" || fail "the refusal does not show the program escaped: $(cat -v "$T/refused.txt")"
+# The gate quotes the argument (\x1b) and the message is escaped again on its way out (\\x1b).
+grep -qF '\\x1b]0;pwned\\x07' "$T/refused.txt" || fail "the refusal does not show the program escaped: $(cat -v "$T/refused.txt")"
 "$FB" exec te1 --tool run --step 5 -- python3 /workspace/termesc.py >"$T/exec.out" 2>&1
 wait_cgroup te1 frozen 1 5 || fail "the out-of-scope exec did not get te1 frozen: $(cat "$T/exec.out")"
 wait_event te1 verdict || fail "no verdict"
