@@ -54,8 +54,9 @@ int cli_action(struct cli *cli, int argc, char **argv)
 		json_decref(reply);
 		return r;
 	}
-	printf("%s %s: %s (acted in %lld us, confirmed after %lld us)\n", cmd, argv[optind],
-	       json_string_value(json_object_get(reply, "result")),
+	printf("%s %s: %s (acted in %lld us, confirmed after %lld us)\n", cmd,
+	       cli_safe(argv[optind]),
+	       cli_safe(json_string_value(json_object_get(reply, "result"))),
 	       (long long)json_integer_value(json_object_get(reply, "act_ns")) / 1000,
 	       (long long)json_integer_value(json_object_get(reply, "confirm_ns")) / 1000);
 	json_decref(reply);

@@ -68,6 +68,14 @@ int cli_print_json(json_t *o);
 /* Prints "firebreak CMD: message" to stderr; returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * s (NULL reads as "") escaped for a terminal (lib/term-safe.h), for a printf argument: valid
+ * until CLI_SAFE_SLOTS more calls, freed by the CLI. Every string a sandbox, a bundle or the
+ * monitor's reply may have chosen goes through this (or term_safe) before it is printed.
+ */
+#define CLI_SAFE_SLOTS 16
+const char *cli_safe(const char *s);
+
 /* Prints usage text for a command to f. */
 int cli_usage(FILE *f, const char *text);
 

@@ -44,9 +44,9 @@ static int print_one(const struct store_incident *inc, void *data)
 		return cli_print_json(o);
 	}
 	time_format_rfc3339(inc->opened_ts, opened, sizeof(opened));
-	printf("%-6lld %-24s %-9s %-7s %4lld  %s\n       %s\n", (long long)inc->id, inc->sandbox,
-	       inc->severity, inc->state, (long long)inc->detections, opened,
-	       st.text[0] ? st.text : inc->summary);
+	printf("%-6lld %-24s %-9s %-7s %4lld  %s\n       %s\n", (long long)inc->id,
+	       cli_safe(inc->sandbox), cli_safe(inc->severity), cli_safe(inc->state),
+	       (long long)inc->detections, opened, cli_safe(st.text[0] ? st.text : inc->summary));
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "log.h"
 #include "macro.h"
+#include "term-safe.h"
 #include "unixsock.h"
 
 static const struct cli_command commands[] = {
@@ -66,15 +67,28 @@ int cli_print_json(json_t *o)
 	return 0;
 }
 
+const char *cli_safe(const char *s)
+{
+	static char *slots[CLI_SAFE_SLOTS];
+	static unsigned next;
+	char **slot = &slots[next++ % CLI_SAFE_SLOTS];
+
+	free(*slot);
+	*slot = term_safe_dup(s);
+	return *slot ? *slot : "(out of memory)";
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
+	_cleanup_free_ char *msg = NULL;
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "firebreak %s: ", cmd);
+	/* The message may quote a name, a path or the monitor's reply: one line, escaped. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "firebreak %s: %s\n", cmd, n < 0 ? "(out of memory)" : cli_safe(msg));
 	return 1;
 }
 

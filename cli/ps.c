@@ -74,8 +74,8 @@ static int print_text(const struct store_sandbox *sb, void *data)
 		time_format_rfc3339(sb->last_ts, last, sizeof(last));
 	else
 		strcpy(last, "-");
-	printf("%-24s %-11s %7lld  %-30s %s\n", sb->name, state, (long long)sb->steps, last,
-	       created);
+	printf("%-24s %-11s %7lld  %-30s %s\n", cli_safe(sb->name), cli_safe(state),
+	       (long long)sb->steps, last, created);
 	return 0;
 }
 
@@ -135,11 +135,11 @@ int cli_ps(struct cli *cli, int argc, char **argv)
 			continue;
 		time_format_rfc3339(l->created[i], created, sizeof(created));
 		if (json)
-			printf("{\"name\":\"%s\",\"state\":\"%s\",\"created_ts\":%lld}\n",
-			       l->names[i], state, (long long)l->created[i]);
+			cli_print_json(json_pack("{s:s, s:s, s:I}", "name", l->names[i], "state",
+						 state, "created_ts", (json_int_t)l->created[i]));
 		else
-			printf("%-24s %-11s %7s  %-30s %s\n", l->names[i], state, "-", "-",
-			       created);
+			printf("%-24s %-11s %7s  %-30s %s\n", cli_safe(l->names[i]), state, "-",
+			       "-", created);
 	}
 	return 0;
 }

@@ -126,9 +126,9 @@ int cli_export(struct cli *cli, int argc, char **argv)
 	}
 	close(fd);
 	sqlite3_free(bytes);
-	printf("bundle %s: sandbox %s%s%s, %zu bytes, schema %d\n", out, sb.name,
-	       inc.id ? ", incident " : "", inc.id ? argv[optind] : "", len,
-	       store_latest_version());
+	printf("bundle %s: sandbox %s%s%s, %zu bytes, schema %d\n", cli_safe(out),
+	       cli_safe(sb.name), inc.id ? ", incident " : "", inc.id ? cli_safe(argv[optind]) : "",
+	       len, store_latest_version());
 	return 0;
 }
 
@@ -153,7 +153,8 @@ static void print_verdict(const struct replay_verdict *v, int json, const char *
 		cli_print_json(o);
 		return;
 	}
-	printf("%*s%s %s (%s) -> %s: %s\n", 2, "", tag, v->rule, v->severity, v->action, v->reason);
+	printf("%*s%s %s (%s) -> %s: %s\n", 2, "", tag, cli_safe(v->rule), cli_safe(v->severity),
+	       cli_safe(v->action), cli_safe(v->reason));
 }
 
 static int on_event(const struct event *ev, const struct replay_verdict *v, size_t n, void *data)
@@ -220,9 +221,10 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 			}
 			printf("DETERMINISM BUG in %s, verdict %zu: recorded %s%s%s, replayed "
 			       "%s%s%s\n",
-			       name, i + 1, a ? a->rule : "nothing", a ? " " : "",
-			       a ? a->severity : "", b ? b->rule : "nothing", b ? " " : "",
-			       b ? b->severity : "");
+			       cli_safe(name), i + 1, cli_safe(a ? a->rule : "nothing"),
+			       a ? " " : "", cli_safe(a ? a->severity : ""),
+			       cli_safe(b ? b->rule : "nothing"), b ? " " : "",
+			       cli_safe(b ? b->severity : ""));
 		}
 		return diffs;
 	}
@@ -235,8 +237,9 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 		diffs++;
 		if (!json)
 			printf("%s %s: %s (%s) -> %s at event %" PRId64 "%s%s%s\n",
-			       a ? "CHANGED" : "ADDED", name, b->rule, b->severity, b->action,
-			       b->at_id, a ? " (was " : "", a ? a->severity : "", a ? ")" : "");
+			       a ? "CHANGED" : "ADDED", cli_safe(name), cli_safe(b->rule),
+			       cli_safe(b->severity), cli_safe(b->action), b->at_id,
+			       a ? " (was " : "", cli_safe(a ? a->severity : ""), a ? ")" : "");
 		else
 			print_verdict(b, 1, a ? "changed" : "added");
 	}
@@ -247,8 +250,8 @@ static size_t compare(const char *name, const struct replay_result *res, int wha
 			continue;
 		diffs++;
 		if (!json)
-			printf("REMOVED %s: %s (%s), recorded at event %" PRId64 "\n", name,
-			       a->rule, a->severity, a->at_id);
+			printf("REMOVED %s: %s (%s), recorded at event %" PRId64 "\n",
+			       cli_safe(name), cli_safe(a->rule), cli_safe(a->severity), a->at_id);
 		else
 			print_verdict(a, 1, "removed");
 	}
@@ -282,17 +285,20 @@ static void when_acted(const struct replay_result *res, int json)
 	}
 	printf("the new policy would have acted at event %" PRId64 " (step %" PRId64
 	       "): %s, by %s: %s\n",
-	       rb->at_id, rb->step, rb->action, rb->rule, rb->reason);
+	       rb->at_id, rb->step, cli_safe(rb->action), cli_safe(rb->rule), cli_safe(rb->reason));
 	if (!ra)
 		printf("  the recorded policy did not act at all\n");
 	else if (rb->ts < ra->ts)
 		printf("  %.3f ms earlier than the recorded %s (step %" PRId64 ", by %s)\n",
-		       (double)(ra->ts - rb->ts) / 1e6, ra->action, ra->step, ra->rule);
+		       (double)(ra->ts - rb->ts) / 1e6, cli_safe(ra->action), ra->step,
+		       cli_safe(ra->rule));
 	else if (rb->ts > ra->ts)
 		printf("  %.3f ms later than the recorded %s (step %" PRId64 ", by %s)\n",
-		       (double)(rb->ts - ra->ts) / 1e6, ra->action, ra->step, ra->rule);
+		       (double)(rb->ts - ra->ts) / 1e6, cli_safe(ra->action), ra->step,
+		       cli_safe(ra->rule));
 	else
-		printf("  at the same event as the recorded %s (by %s)\n", ra->action, ra->rule);
+		printf("  at the same event as the recorded %s (by %s)\n", cli_safe(ra->action),
+		       cli_safe(ra->rule));
 }
 
 static int open_source(struct cli *cli, const char *target, struct store **s, int *is_bundle)
@@ -406,7 +412,7 @@ static int replay_all(struct cli *cli, const struct policy *policy, int json, ch
 						 c->rule, "recorded", (json_int_t)c->recorded,
 						 "replayed", (json_int_t)c->replayed));
 		else
-			printf("%-28s recorded %6" PRIu64 "   %s %6" PRIu64 "\n", c->rule,
+			printf("%-28s recorded %6" PRIu64 "   %s %6" PRIu64 "\n", cli_safe(c->rule),
 			       c->recorded, policy ? "would fire" : "replayed", c->replayed);
 		free(c);
 	}
@@ -495,8 +501,8 @@ static void print_summary(struct store *s, const struct store_sandbox *sb,
 	}
 	printf("replay of %s: %" PRIu64 " events (%" PRIu64 " fed to %u detector state%s) in "
 	       "%.3f s; %zu verdicts recorded, %zu replayed: %s\n",
-	       sb->name, res->events, res->fed, res->epochs, res->epochs == 1 ? "" : "s", secs,
-	       res->n_recorded, res->n_replayed,
+	       cli_safe(sb->name), res->events, res->fed, res->epochs, res->epochs == 1 ? "" : "s",
+	       secs, res->n_recorded, res->n_replayed,
 	       other   ? (diffs ? "the new policy differs" : "the new policy agrees")
 	       : diffs ? "DETERMINISM BUG"
 		       : "identical");

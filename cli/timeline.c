@@ -7,6 +7,7 @@
 #include "event-describe.h"
 #include "store/incident.h"
 #include "macro.h"
+#include "term-safe.h"
 #include "timeutil.h"
 
 static const char usage_text[] =
@@ -24,6 +25,8 @@ static const char usage_text[] =
 void cli_print_event(const struct event *ev)
 {
 	char ts[40], step[24], what[1024];
+	char safe_tool[sizeof(ev->tool) * TERM_SAFE_MAX_EXPANSION];
+	char safe_what[sizeof(what) * TERM_SAFE_MAX_EXPANSION];
 
 	time_format_rfc3339(ev->ts, ts, sizeof(ts));
 	if (ev->step != EVENT_STEP_NONE)
@@ -31,7 +34,11 @@ void cli_print_event(const struct event *ev)
 	else
 		strcpy(step, "-");
 	event_describe(ev, what, sizeof(what));
-	printf("%s  %-10s %-14s %s\n", ts, step, ev->tool[0] ? ev->tool : "-", what);
+	/* Every string in an event may be the sandbox's: escaped, so it cannot drive the
+	 * terminal or forge a line. */
+	printf("%s  %-10s %-14s %s\n", ts, step,
+	       term_safe(ev->tool[0] ? ev->tool : "-", safe_tool, sizeof(safe_tool)),
+	       term_safe(what, safe_what, sizeof(safe_what)));
 }
 
 static int print_text(const struct event *ev, void *data)
@@ -89,6 +96,7 @@ static int print_story(struct store *s, const struct store_sandbox *sb, int64_t 
 {
 	struct store_incident inc = { 0 };
 	struct incident_story st;
+	char safe[sizeof(inc.summary) * TERM_SAFE_MAX_EXPANSION];
 	int r = store_incident_list(s, id, find_incident, &inc);
 
 	if (r < 0)
@@ -100,7 +108,8 @@ static int print_story(struct store *s, const struct store_sandbox *sb, int64_t 
 		return cli_fail("timeline", "cannot read the store: %s", strerror(-r));
 	if (!json)
 		printf("incident %lld (%s, %lld verdicts): %s\n", (long long)id, inc.severity,
-		       (long long)inc.detections, st.text[0] ? st.text : inc.summary);
+		       (long long)inc.detections,
+		       term_safe(st.text[0] ? st.text : inc.summary, safe, sizeof(safe)));
 	if (!q->since || q->since < st.since)
 		q->since = st.since;
 	return 0;

@@ -72,7 +72,8 @@ static int prepare_line(struct sender *s, const char *line, size_t len, char **r
 	sb = json_object_get(obj, "firebreak.sandbox");
 	if (json_is_string(sb) && strcmp(json_string_value(sb), s->sandbox) != 0) {
 		fprintf(stderr, "firebreak trace: input line %llu names sandbox '%s', not '%s'\n",
-			(unsigned long long)lineno, json_string_value(sb), s->sandbox);
+			(unsigned long long)lineno, cli_safe(json_string_value(sb)),
+			cli_safe(s->sandbox));
 		json_decref(obj);
 		return -EINVAL;
 	}
@@ -193,7 +194,8 @@ static int handle_reply(struct sender *s, const char *line, size_t len)
 	if (s->count == 0 || s->sent == 0) {
 		json_decref(reply);
 		/* A refusal of the connection itself (too many clients, idle): no line to pin. */
-		fprintf(stderr, "firebreak trace: the monitor says: %.*s\n", (int)len, line);
+		fprintf(stderr, "firebreak trace: the monitor says: %s\n",
+			cli_safe(strndupa(line, len)));
 		return -EPROTO;
 	}
 	p = ring_at(s, 0);
@@ -207,7 +209,8 @@ static int handle_reply(struct sender *s, const char *line, size_t len)
 
 		s->refused++;
 		fprintf(stderr, "firebreak trace: input line %llu refused: %s\n",
-			(unsigned long long)p->input_lineno, err ? err : "(unreadable reply)");
+			(unsigned long long)p->input_lineno,
+			err ? cli_safe(err) : "(unreadable reply)");
 	}
 	json_decref(reply);
 	free(p->line);

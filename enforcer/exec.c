@@ -20,6 +20,7 @@
 #include "report.h"
 #include "sandbox.h"
 #include "state.h"
+#include "term-safe.h"
 #include "timeutil.h"
 
 extern char **environ;
@@ -55,9 +56,11 @@ static json_t *argv_json(char **argv)
 static int refuse(const struct sandbox_exec_request *req, int64_t step, struct report *rp,
 		  const struct gate_decision *d, const char *hash)
 {
+	_cleanup_free_ char *msg = term_safe_dup(d->message); /* it quotes the agent's argv */
 	struct event ev;
 
-	fprintf(stderr, "firebreak exec: refused by rule %s: %s\n", d->rule, d->message);
+	fprintf(stderr, "firebreak exec: refused by rule %s: %s\n", d->rule,
+		msg ? msg : "(out of memory)");
 	make_event(&ev, req, step, "gate.refused",
 		   json_pack("{s:s, s:s, s:o, s:s}", "rule", d->rule, "message", d->message, "argv",
 			     argv_json(req->argv), "policy_hash", hash));
@@ -343,12 +346,18 @@ static int exec_wait(struct exec_call *c)
 /* What the caller is told on stderr besides the exit status. */
 static void exec_tell_caller(const struct exec_call *c)
 {
+	/* The program and the tool are the harness's (the agent's) words: escaped. */
+	_cleanup_free_ char *program = term_safe_dup(c->d.program);
+	_cleanup_free_ char *tool = term_safe_dup(c->req->tool);
+
+	if (!program || !tool)
+		return;
 	if (c->exec_err)
-		fprintf(stderr, "firebreak exec: could not run %s: %s\n", c->d.program,
+		fprintf(stderr, "firebreak exec: could not run %s: %s\n", program,
 			strerror(-c->exec_err));
 	if (c->why == 1)
 		fprintf(stderr, "firebreak exec: %s ran over its %llds limit and was killed\n",
-			c->req->tool, (long long)(c->timeout_ns / NSEC_PER_SEC));
+			tool, (long long)(c->timeout_ns / NSEC_PER_SEC));
 	if (c->why > 1)
 		fprintf(stderr,
 			"firebreak exec: interrupted by signal %d; the tool call was killed\n",
@@ -358,7 +367,7 @@ static void exec_tell_caller(const struct exec_call *c)
 			"firebreak exec: sandbox %s was frozen while %s ran (see firebreak "
 			"timeline %s);"
 			" the call is held there, unfinished, until it is thawed or killed\n",
-			c->req->name, c->req->tool, c->req->name);
+			c->req->name, tool, c->req->name);
 }
 
 /* step.end with fields (taken), recorded with the monitor and waited for. */

@@ -285,8 +285,13 @@ static const struct config_key keys[] = {
 	  .help = "HTTP connections at once (a thread each)" },
 	{ "http_idle_timeout", set_duration, FIELD(http_idle_timeout_ns), NSEC_PER_SEC,
 	  3600 * NSEC_PER_SEC, .def = "30s",
-	  .help = "a connection that sends nothing for this long is closed (streams excepted); 1s "
-		  "to 1h" },
+	  .help = "a connection that moves no byte (sends nothing, or reads nothing of its answer) "
+		  "for this long is closed, streams too (they send a keepalive every third of it, "
+		  "15 s at most); 1s to 1h" },
+	{ "http_clients_per_ip_max", set_uint, FIELD(http_clients_per_ip_max), 1, 4096,
+	  .def = "128",
+	  .help = "HTTP connections from one address at once (on loopback every local client is "
+		  "127.0.0.1 or ::1)" },
 	{ "http_cors_origin", set_text, FIELD(http_cors_origin), .valid = origin_valid,
 	  .bad = "must be one origin, http(s)://host[:port]",
 	  .help = "the one origin (`https://host[:port]`) CORS headers are sent to" },
@@ -360,6 +365,13 @@ static const struct config_key keys[] = {
 	  .help = "a trace client that reads no replies for this long is closed" },
 	{ "trace_reply_buffer_max", set_uint, FIELD(trace_reply_buffer_max), 4096, 1ULL << 30,
 	  .def = "1M", .help = "unread replies beyond this pause reading that client" },
+	{ "trace_request_timeout", set_duration, FIELD(trace_request_timeout_ns), 1, .def = "30s",
+	  .help = "a trace or control client that began a line and did not finish it for this "
+		  "long is closed" },
+	{ "socket_clients_per_uid_max", set_uint, FIELD(socket_clients_per_uid_max), 1, 65536,
+	  .def = "32",
+	  .help = "clients of one non-root uid at once, on the trace socket and on the control "
+		  "socket (root's are not counted)" },
 };
 
 static int set_key(struct config *cfg, const struct config_key *k, const char *value, char *err,

@@ -46,8 +46,9 @@ struct config {
 	char http_cors_origin[256];	  /* "" = no CORS headers */
 	unsigned http_clients_max;	  /* HTTP connections at once */
 	int64_t http_idle_timeout_ns;
-	char web_dir[PATH_MAX]; /* the web page's files ("" = found beside the binary) */
-	struct endpoint otlp;	/* host "" = no OTLP push */
+	unsigned http_clients_per_ip_max; /* HTTP connections from one address at once */
+	char web_dir[PATH_MAX];		  /* the web page's files ("" = found beside the binary) */
+	struct endpoint otlp;		  /* host "" = no OTLP push */
 	struct endpoint loki; /* host "" = no Loki push */ /* a connection silent this long is
 							      closed (not streams) */
 	int log_level;
@@ -58,11 +59,13 @@ struct config {
 	uint64_t retention_max_bytes; /* 0 = no cap */
 	int64_t retention_interval_ns;
 	unsigned trace_clients_max;
-	int64_t trace_idle_timeout_ns;	 /* a client that sends no line for this long is closed */
-	int64_t trace_stall_timeout_ns;	 /* a client that reads no ack for this long is closed */
-	uint64_t trace_reply_buffer_max; /* unread acks beyond this pause reading that client */
-	int64_t stats_period_ns;	 /* cgroup stats sampling (0 = off) */
-	uint64_t proc_ring_size;	 /* the process tracer's ring buffer, bytes (power of 2) */
+	int64_t trace_idle_timeout_ns;	  /* a client that sends no line for this long is closed */
+	int64_t trace_stall_timeout_ns;	  /* a client that reads no ack for this long is closed */
+	uint64_t trace_reply_buffer_max;  /* unread acks beyond this pause reading that client */
+	int64_t trace_request_timeout_ns; /* a line begun and not finished this long: closed */
+	unsigned socket_clients_per_uid_max; /* one non-root uid's clients per socket */
+	int64_t stats_period_ns;	     /* cgroup stats sampling (0 = off) */
+	uint64_t proc_ring_size;     /* the process tracer's ring buffer, bytes (power of 2) */
 	uint64_t proc_sandbox_rate;  /* bytes a second of it each sandbox may fill (0: no limit) */
 	uint64_t dns_ring_size;	     /* the DNS tracer's, the same */
 	int detector_actions;	     /* verdicts freeze and kill (on), or are only recorded */

@@ -5,6 +5,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "term-safe.h"
 #include "timeutil.h"
 
 enum log_level log_max_level = LOG_LEVEL_INFO;
@@ -46,7 +47,7 @@ void log_set_stamp(const char *progname)
 int log_internal(enum log_level level, int err, const char *file, int line, const char *fmt, ...)
 {
 	static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char msg[2048];
+	char msg[2048], safe[sizeof(msg) * TERM_SAFE_MAX_EXPANSION];
 	va_list ap;
 	int saved = errno;
 	int n;
@@ -60,20 +61,23 @@ int log_internal(enum log_level level, int err, const char *file, int line, cons
 		size_t len = strlen(msg);
 		snprintf(msg + len, sizeof(msg) - len, ": %s", strerror(abs(err)));
 	}
+	/* Messages quote sandbox strings (names, paths, reasons): one line each, nothing a terminal
+	 * or a log viewer would obey. */
+	term_safe(msg, safe, sizeof(safe));
 	if (use_syslog) {
-		syslog(syslog_prio[level], "%s", msg);
+		syslog(syslog_prio[level], "%s", safe);
 	} else if (stamp_progname) {
 		char ts[40];
 
 		time_format_rfc3339(time_now_ns(), ts, sizeof(ts));
 		if (log_max_level >= LOG_LEVEL_DEBUG)
 			fprintf(stderr, "%s %s[%s] %s (%s:%d)\n", ts, stamp_progname,
-				level_names[level], msg, file, line);
+				level_names[level], safe, file, line);
 		else
 			fprintf(stderr, "%s %s[%s] %s\n", ts, stamp_progname, level_names[level],
-				msg);
+				safe);
 	} else {
-		fprintf(stderr, "%s\n", msg);
+		fprintf(stderr, "%s\n", safe);
 	}
 	errno = saved;
 	return -abs(err);

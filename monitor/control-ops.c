@@ -65,6 +65,13 @@ void control_action(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 void control_op_action(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
 		       json_t *req)
 {
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	/* Freeze, kill and quarantine only raise enforcement: the firebreak group may. A thaw
+	 * lowers it: root here, or the HTTP API's action token (which reaches control_action). */
+	if (op && strcmp(op, "thaw") == 0 &&
+	    !control_require_root(d, ls, token, lineno, "thaw a sandbox"))
+		return;
 	control_action(d, ls, token, lineno, req, "cli");
 }
 
@@ -84,8 +91,8 @@ void control_op_watch(struct daemon *d, struct lineserver *ls, uint64_t token, u
 		return control_refuse(d, ls, token, lineno, jerr.text);
 	/* It reaches outside firebreak/: only root may point the monitor (and its kill switch) at
 	 * another cgroup, not every member of the firebreak group. */
-	if (!lineserver_peer_root(ls, token))
-		return control_refuse(d, ls, token, lineno, "only root may adopt a cgroup");
+	if (!control_require_root(d, ls, token, lineno, "adopt a cgroup"))
+		return;
 	if (adopt_watch(d, &w, &sb, &why, err, sizeof(err)) < 0)
 		return control_refuse(d, ls, token, lineno, why);
 	control_submit_sandbox(d, ls, token, lineno, sb);
@@ -101,8 +108,8 @@ void control_op_unwatch(struct daemon *d, struct lineserver *ls, uint64_t token,
 
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s}", "op", &op, "sandbox", &name) < 0)
 		return control_refuse(d, ls, token, lineno, jerr.text);
-	if (!lineserver_peer_root(ls, token))
-		return control_refuse(d, ls, token, lineno, "only root may release a cgroup");
+	if (!control_require_root(d, ls, token, lineno, "release a cgroup"))
+		return;
 	if (adopt_unwatch(d, name, &sb, &why) < 0)
 		return control_refuse(d, ls, token, lineno, why);
 	control_submit_sandbox(d, ls, token, lineno, sb);
@@ -123,6 +130,9 @@ void control_op_exec_scope(struct daemon *d, struct lineserver *ls, uint64_t tok
 			   "sandbox", &name, "step", &step, "tool", &tool, "cgroup_id", &cgid,
 			   "program", &program) < 0)
 		return control_refuse(d, ls, token, lineno, jerr.text);
+	/* The enforcer's (root): a new scope for a step replaces, so lifts, the one it had. */
+	if (!control_require_root(d, ls, token, lineno, "set a step's exec scope"))
+		return;
 	if (!(sb = registry_find(d->registry, name)) || !registry_live(sb))
 		return control_refuse(d, ls, token, lineno, "unknown or stopped sandbox");
 	r = exec_scope_confine(d, sb, step, tool, (uint64_t)cgid, program, &files);

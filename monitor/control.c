@@ -24,12 +24,16 @@
 /* The control protocol's own: what it refused, and the limit on logging it. */
 struct control_state {
 	uint64_t refused;
+	uint64_t refused_root_only; /* also in refused: a verb the firebreak group may not use */
 	struct log_ratelimit rl;
 };
 
 static const struct counter_def counters[] = {
 	{ "control_refused", COUNTER_TOTAL, "control requests refused",
 	  COUNTER_AT(struct control_state, refused) },
+	{ "control_refused_root_only", COUNTER_TOTAL,
+	  "control requests refused because only root may send them (docs/control.md)",
+	  COUNTER_AT(struct control_state, refused_root_only) },
 };
 
 int control_init(struct daemon *d)
@@ -69,6 +73,19 @@ void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 		log_warn("control: request %llu refused: %s", (unsigned long long)lineno, msg);
 	if (!reply || lineserver_reply(ls, token, reply) < 0)
 		log_error("control: could not queue a refusal");
+}
+
+int control_require_root(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			 const char *what)
+{
+	char msg[160];
+
+	if (lineserver_peer_root(ls, token))
+		return 1;
+	d->control_state->refused_root_only++;
+	snprintf(msg, sizeof(msg), "permission denied: only root may %s", what);
+	control_refuse(d, ls, token, lineno, msg);
+	return 0;
 }
 
 static void op_ping(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
@@ -125,6 +142,15 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	if (sb && registry_adopted(sb))
 		return control_refuse(d, ls, token, lineno,
 				      "the name belongs to an adopted cgroup (op unwatch)");
+	/* The harness (the firebreak group) names a sandbox it sends trace lines for, and nothing
+	 * more: a state, a cgroup or a policy is the enforcer's to report, and marking a running
+	 * sandbox destroyed would stop watching it. */
+	if ((strcmp(state, "registered") != 0 || cgroup || hash ||
+	     (sb && (strcmp(sb->state, "registered") != 0 || sb->cgroup[0]))) &&
+	    !control_require_root(d, ls, token, lineno,
+				  "set a sandbox's state, cgroup or policy, or re-register one the "
+				  "enforcer reported"))
+		return;
 	if (!sb) {
 		r = registry_add(d->registry, name, time_now_ns(), &sb);
 		if (r < 0)
@@ -170,6 +196,10 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 	struct store_sandbox *sb;
 	char err[160];
 
+	/* The enforcer's records (firebreak exec runs as root): a step's end lifts its exec
+	 * confinement, so nobody else may write one. The harness has the trace socket. */
+	if (!control_require_root(d, ls, token, lineno, "send events (the enforcer's records)"))
+		return;
 	if (json_object_size(req) != 2 || !obj)
 		return control_refuse(d, ls, token, lineno,
 				      "event needs exactly {\"op\", \"event\"}");
@@ -226,6 +256,9 @@ static void op_trace_syscalls(struct daemon *d, struct lineserver *ls, uint64_t 
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s, s:s, s:b}", "op", &op, "sandbox", &name,
 			   "on", &on) < 0)
 		return control_refuse(d, ls, token, lineno, jerr.text);
+	/* Switching the recorder on sees more; off sees less, which is root's to decide. */
+	if (!on && !control_require_root(d, ls, token, lineno, "switch the syscall recorder off"))
+		return;
 	if (!(sb = registry_find(d->registry, name)))
 		return control_refuse(d, ls, token, lineno, "unknown sandbox");
 	if (on && strcmp(sb->state, "running") != 0)

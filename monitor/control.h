@@ -28,6 +28,13 @@ void control_refuse(struct daemon *d, struct lineserver *ls, uint64_t token, uin
 		    const char *msg);
 
 /*
+ * Whether the client that sent token's line is root: 1; else refuses the request (counted as
+ * control_refused_root_only) with "only root may WHAT" and returns 0.
+ */
+int control_require_root(struct daemon *d, struct lineserver *ls, uint64_t token, uint64_t lineno,
+			 const char *what);
+
+/*
  * The kill switch's request, {"op":"freeze"|"thaw"|"kill"|"quarantine","sandbox":NAME
  * [,"reason":TEXT]}, from requested_by ("cli", or "http": the HTTP API's channel): done, and
  * answered with the action's record once it is durable.

@@ -26,10 +26,12 @@ struct client {
 	uint64_t lines_in;    /* lines handed to the handler */
 	uint64_t replies_out; /* replies queued to out */
 	int eof;
-	int root; /* the peer is uid 0 (the firebreak group is trusted, but with less) */
+	int root;  /* the peer is uid 0 (the firebreak group is trusted, but with less) */
+	uid_t uid; /* the peer's, for the per-uid cap ((uid_t)-1: unknown) */
+	uint64_t partial_since; /* monotonic ns the unfinished line in `in` began (0: none) */
 	uint32_t events;
-	uint64_t last_active; /* monotonic ns of the last complete line or reply */
-	uint64_t stalled_since;
+	uint64_t last_active;	/* monotonic ns of the last complete line or reply */
+	uint64_t stalled_since; /* replies pending: since when not a byte of them was taken */
 };
 
 struct lineserver {
@@ -100,9 +102,11 @@ static int client_update(struct lineserver *ls, struct client *c)
 		client_close(ls, c);
 		return -1;
 	}
-	if (over && c->stalled_since == 0)
+	/* Reading pauses over reply_buffer_max (no accepted line is dropped and the loop never
+	 * blocks on a slow reader); the stall clock runs whenever replies wait unread. */
+	if (out_pending(c) > 0 && c->stalled_since == 0)
 		c->stalled_since = time_mono_ns();
-	else if (!over)
+	else if (out_pending(c) == 0)
 		c->stalled_since = 0;
 	if (!c->eof && !over && !ls->paused && !ls->stopped)
 		want |= EPOLLIN;
@@ -129,6 +133,7 @@ static int client_flush(struct lineserver *ls, struct client *c)
 			return -1;
 		}
 		c->out_off += (size_t)n;
+		c->stalled_since = 0; /* it reads: the clock starts again from here */
 	}
 	if (c->out_off == c->out_len)
 		c->out_off = c->out_len = 0;
@@ -201,6 +206,10 @@ static void process_input(struct lineserver *ls, size_t slot)
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
 	c->in_len -= start;
+	if (c->in_len == 0 && !c->discarding)
+		c->partial_since = 0;
+	else if (start > 0 || c->partial_since == 0)
+		c->partial_since = time_mono_ns(); /* a new line began in this read */
 	/* A partial line over the cap (plus room for a trailing '\r') is refused now, whole. */
 	if (c->in_len > ls->cfg.line_max + 1) {
 		if (!c->discarding)
@@ -311,6 +320,15 @@ static void accept_event(struct loop *l, int lfd, uint32_t events, void *data)
 	}
 }
 
+static unsigned clients_of_uid(struct lineserver *ls, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < ls->cfg.clients_max; i++)
+		n += ls->clients[i].fd >= 0 && ls->clients[i].uid == uid;
+	return n;
+}
+
 int lineserver_add_client(struct lineserver *ls, int fd, int root)
 {
 	size_t slot;
@@ -327,15 +345,30 @@ int lineserver_add_client(struct lineserver *ls, int fd, int root)
 		return -EBUSY;
 	}
 	struct client *c = &ls->clients[slot];
+	uid_t uid = (uid_t)-1;
 
 	if (root < 0) {
 		struct ucred cred;
 		socklen_t credlen = sizeof(cred);
 
-		root = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 &&
-		       cred.uid == 0;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0)
+			uid = cred.uid;
+		root = uid == 0;
+	}
+	/* One uid of the firebreak group cannot take every slot: root's clients (the enforcer,
+	 * the CLI's kill switch) always find room the group's cannot fill. */
+	if (!root && uid != (uid_t)-1 && ls->cfg.clients_per_uid_max &&
+	    clients_of_uid(ls, uid) >= ls->cfg.clients_per_uid_max) {
+		ls->stats.refused_uid++;
+		if (log_ratelimit_ok(&ls->rl))
+			log_warn("%s: refused a client of uid %u: %u of its connected already",
+				 ls->cfg.name, (unsigned)uid, ls->cfg.clients_per_uid_max);
+		send_refusal(fd, "too many clients of this user");
+		return -EBUSY;
 	}
 	c->root = root;
+	c->uid = uid;
+	c->partial_since = 0;
 	c->fd = fd;
 	c->in_len = c->out_len = c->out_off = 0;
 	c->discarding = c->eof = 0;
@@ -484,6 +517,18 @@ void lineserver_tick(struct lineserver *ls)
 					 "for %llds",
 					 ls->cfg.name, out_pending(c),
 					 (long long)(ls->cfg.stall_timeout_ns / NSEC_PER_SEC));
+			client_close(ls, c);
+			continue;
+		}
+		if (c->partial_since && ls->cfg.request_timeout_ns &&
+		    now - c->partial_since >= ls->cfg.request_timeout_ns) {
+			ls->stats.closed_partial++;
+			if (log_ratelimit_ok(&ls->rl))
+				log_warn(
+					"%s: closed a client whose line was unfinished after %llds",
+					ls->cfg.name,
+					(long long)(ls->cfg.request_timeout_ns / NSEC_PER_SEC));
+			send_refusal(c->fd, "request timeout: a line was begun and not finished");
 			client_close(ls, c);
 			continue;
 		}

@@ -38,7 +38,11 @@ struct lineserver_config {
 	unsigned clients_max;
 	uint64_t
 		idle_timeout_ns; /* no line and nothing pending for this long: closed (0 = never) */
-	uint64_t stall_timeout_ns; /* replies unread beyond reply_buffer_max this long: closed */
+	uint64_t stall_timeout_ns; /* replies pending and not a byte of them read this long: closed
+				    */
+	uint64_t request_timeout_ns;  /* a line begun and not finished this long: closed (0 = never)
+				       */
+	unsigned clients_per_uid_max; /* one non-root uid's clients at once (0 = no limit) */
 	size_t reply_buffer_max;
 	gid_t group; /* peers with this group are trusted besides root; -1 = root only */
 };
@@ -47,8 +51,10 @@ struct lineserver_stats {
 	uint64_t accepted;
 	uint64_t refused_peer;	 /* neither root nor the firebreak group */
 	uint64_t refused_full;	 /* clients_max reached */
+	uint64_t refused_uid;	 /* clients_per_uid_max reached for the peer's uid */
 	uint64_t closed_idle;	 /* sent nothing for idle_timeout */
 	uint64_t closed_stalled; /* did not read its replies */
+	uint64_t closed_partial; /* began a line and did not finish it in time */
 	uint64_t lines;
 	uint64_t oversize;
 	uint64_t replies_dropped; /* completions whose client had gone */

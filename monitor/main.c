@@ -280,6 +280,8 @@ static int start_servers(struct daemon *d)
 		.idle_timeout_ns = (uint64_t)d->cfg->trace_idle_timeout_ns,
 		.stall_timeout_ns = (uint64_t)d->cfg->trace_stall_timeout_ns,
 		.reply_buffer_max = d->cfg->trace_reply_buffer_max,
+		.request_timeout_ns = (uint64_t)d->cfg->trace_request_timeout_ns,
+		.clients_per_uid_max = d->cfg->socket_clients_per_uid_max,
 		.group = d->self->group,
 	};
 	struct lineserver_config cc = tc;

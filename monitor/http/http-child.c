@@ -111,9 +111,10 @@ int http_child_main(const struct config *cfg, int foreground)
 	mhd = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0,
 		NULL, NULL, http_api_handle, &hc, MHD_OPTION_LISTEN_SOCKET, LISTEN_FD,
-		MHD_OPTION_NOTIFY_COMPLETED, http_api_completed, &hc, MHD_OPTION_CONNECTION_LIMIT,
-		cfg->http_clients_max, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)(cfg->http_idle_timeout_ns / NSEC_PER_SEC),
+		MHD_OPTION_NOTIFY_COMPLETED, http_api_completed, &hc, MHD_OPTION_NOTIFY_CONNECTION,
+		http_api_connection, &hc, MHD_OPTION_CONNECTION_LIMIT, cfg->http_clients_max,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->http_clients_per_ip_max,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(cfg->http_idle_timeout_ns / NSEC_PER_SEC),
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY, MHD_OPTION_END);
 	if (!mhd)
 		return log_error("HTTP: libmicrohttpd did not start"), 1;

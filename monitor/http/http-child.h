@@ -78,6 +78,8 @@ struct http_child {
 	struct sse_hub *hub;
 	atomic_uint_fast64_t by_code[6]; /* responses by class: 1xx..5xx (index 1..5) */
 	atomic_uint_fast64_t sse_clients;
+	atomic_uint_fast64_t connections;    /* open now */
+	atomic_uint_fast64_t closed_timeout; /* closed for http_idle_timeout without a byte moved */
 };
 
 /* The libmicrohttpd access handler (http-api.c); cls is the struct http_child. */
@@ -87,6 +89,10 @@ enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const ch
 /* Frees a request's state when its connection is done with it. */
 void http_api_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			enum MHD_RequestTerminationCode toe);
+
+/* Counts connections as they open and close (MHD_OPTION_NOTIFY_CONNECTION); cls is hc. */
+void http_api_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			 enum MHD_ConnectionNotificationCode code);
 
 /* GET /api/v1/events/stream (http-sse.c): the response, or NULL with *ret_error set for a bad
  * request (400), or NULL alone when out of memory (500). */

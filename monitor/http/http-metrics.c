@@ -217,6 +217,13 @@ char *http_metrics_text(struct http_child *hc, unsigned *ret_status)
 	       "Clients of the live event stream now.");
 	strbuf_printf(&t, "firebreak_http_stream_clients %llu\n",
 		      (unsigned long long)atomic_load(&hc->sse_clients));
+	family(&t, "firebreak_http_connections", "gauge", "HTTP connections open now.");
+	strbuf_printf(&t, "firebreak_http_connections %llu\n",
+		      (unsigned long long)atomic_load(&hc->connections));
+	family(&t, "firebreak_http_closed_timeout_total", "counter",
+	       "HTTP requests cut off by http_idle_timeout (nothing sent or read for that long).");
+	strbuf_printf(&t, "firebreak_http_closed_timeout_total %llu\n",
+		      (unsigned long long)atomic_load(&hc->closed_timeout));
 	if (t.oom) {
 		free(t.p);
 		*ret_status = 500;

@@ -255,11 +255,25 @@ enum MHD_Result http_api_handle(void *cls, struct MHD_Connection *conn, const ch
 	return dispatch(hc, conn, url, method, rq);
 }
 
+void http_api_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			 enum MHD_ConnectionNotificationCode code)
+{
+	struct http_child *hc = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		atomic_fetch_add(&hc->connections, 1);
+	else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		atomic_fetch_sub(&hc->connections, 1);
+}
+
 void http_api_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			enum MHD_RequestTerminationCode toe)
 {
+	struct http_child *hc = cls;
 	struct request *rq = *con_cls;
 
+	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
+		atomic_fetch_add(&hc->closed_timeout, 1);
 	if (rq) {
 		free(rq->body);
 		free(rq);

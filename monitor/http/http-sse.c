@@ -22,7 +22,7 @@
 #define HUB_RING 65536 /* events kept for the clients, newest last */
 #define HUB_POLL_NS (20 * NSEC_PER_MSEC)
 #define HUB_BATCH 4096
-#define SSE_KEEPALIVE_S 15
+#define SSE_KEEPALIVE_NS (15 * NSEC_PER_SEC) /* at most; a third of the idle timeout if less */
 #define SSE_CHUNK (64 << 10)
 
 struct hub_entry {
@@ -173,6 +173,7 @@ struct sse_client {
 	char sandbox[FB_NAME_MAX + 1];
 	char kinds[SSE_KINDS_MAX][FB_KIND_MAX + 1];
 	int nkinds;
+	uint64_t keepalive_ns;
 	char *out;
 	size_t out_len, out_off, out_cap;
 	atomic_uint_fast64_t *clients;
@@ -297,7 +298,12 @@ static int fill(struct sse_client *c)
 			return 0;
 		}
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += SSE_KEEPALIVE_S;
+		until.tv_sec += (time_t)(c->keepalive_ns / NSEC_PER_SEC);
+		until.tv_nsec += (long)(c->keepalive_ns % NSEC_PER_SEC);
+		if (until.tv_nsec >= (long)NSEC_PER_SEC) {
+			until.tv_sec++;
+			until.tv_nsec -= (long)NSEC_PER_SEC;
+		}
 		if (pthread_cond_timedwait(&h->more, &h->lock, &until) == ETIMEDOUT) {
 			pthread_mutex_unlock(&h->lock);
 			/* A comment, so proxies and the client see the stream is alive. */
@@ -379,6 +385,9 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 		return NULL;
 	}
 	c->clients = &hc->sse_clients;
+	c->keepalive_ns = (uint64_t)hc->cfg->http_idle_timeout_ns / 3;
+	if (c->keepalive_ns > SSE_KEEPALIVE_NS)
+		c->keepalive_ns = SSE_KEEPALIVE_NS;
 	atomic_fetch_add(c->clients, 1);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_CHUNK, sse_read, c,
 						 sse_free);
@@ -388,7 +397,8 @@ struct MHD_Response *sse_response(struct http_child *hc, struct MHD_Connection *
 	}
 	MHD_add_response_header(resp, "Content-Type", "text/event-stream");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	/* A stream lives as long as its client: no idle timeout for it. */
-	MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0);
+	/* A stream lives as long as its client reads: the keepalive is the activity that keeps a
+	 * quiet stream open, and a client that stops reading is closed after http_idle_timeout like
+	 * any other, so it cannot hold its thread and slot for ever. */
 	return resp;
 }
