@@ -96,7 +96,17 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 [ "${j% *}" = "${j#* }" ] || fail "fz's losses and monitor.blind verdicts: $j"
-check "firebreak thaw fz, after review" "$FB" thaw fz --reason "flood test reviewed"
+# A loss the detectors judge only after the thaw (they run behind fa's flood) freezes fz again, as
+# documented: then there must be a new monitor.blind verdict, and it is thawed again.
+for attempt in 1 2 3 4 5; do
+	before=$(judged)
+	check "firebreak thaw fz, after review" "$FB" thaw fz --reason "flood test reviewed"
+	wait_cgroup fz frozen 0 1 && ! wait_cgroup fz frozen 1 1 && break
+	after=$(judged)
+	[ "${after#* }" -gt "${before#* }" ] ||
+		fail "fz is frozen again after thaw $attempt without a new monitor.blind verdict ($before, then $after)"
+	ok "fz was frozen again by a loss judged after thaw $attempt ($before, then $after)"
+done
 wait_cgroup fz frozen 0 || fail "fz still frozen after thaw"
 wait_event fz action.thaw || fail "the thaw is not on fz's timeline"
 # Frozen while it ran, the call was held and exits 125 (docs/enforcer.md); its processes,
