@@ -60,7 +60,8 @@ while IFS='@' read -r name file expr tests; do
 	[ -n "$name" ] || continue
 	[ "$want" = "  " ] || case "$want" in *" $name "*) ;; *) continue ;; esac
 	t0=$(date +%s)
-	log=/tmp/firebreak-mutant-$name.log
+	mkdir -p "$ROOT/build/mutation-smoke"
+	log=$ROOT/build/mutation-smoke/$name.log
 	: >"$log"
 	# The guarding tests must pass as the code is, or a failure under the mutant proves nothing.
 	failed=$(run_tests "$ROOT" "$tests" "$log")
