@@ -79,10 +79,15 @@ out["sysvipc_shm"] = open("/proc/sysvipc/shm").read().splitlines()[1:]
 # Its own child: same step, same domain. Reading it stays possible (the control: the pid is
 # right and reachable), writing its memory does not.
 child = subprocess.Popen(["/usr/bin/sleep", "30"])
-# Until it has executed sleep, the child is a copy of this python.
-while os.readlink("/proc/%d/exe" % child.pid) != "/usr/bin/sleep":
+# Until it has executed sleep, the child is a copy of this python; its environment is in place
+# a little after its exe is (the kernel sets both during the execve).
+deadline = time.monotonic() + 5
+while os.readlink("/proc/%d/exe" % child.pid) != "/usr/bin/sleep" and time.monotonic() < deadline:
     time.sleep(0.01)
 attempt("child_environ", lambda: read("/proc/%d/environ" % child.pid))
+while out["child_environ"] == {"ok": True, "value": ""} and time.monotonic() < deadline:
+    time.sleep(0.01)
+    attempt("child_environ", lambda: read("/proc/%d/environ" % child.pid))
 attempt("child_mem", lambda: open_rw("/proc/%d/mem" % child.pid))
 attempt("child_poke", lambda: poke(child.pid))
 child.kill()
