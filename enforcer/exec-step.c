@@ -72,7 +72,7 @@ _Noreturn static void child_main(const struct exec_step *run)
 		r = -errno;
 	/* A domain of the step's own before anything of the tool's runs (step-landlock.c): its
 	 * processes can neither see nor reach another step's, nor write each other's memory. */
-	if (r == 0 && (r = step_landlock_enter(run->landlock_fd)) == 0)
+	if (r == 0 && (r = step_landlock_enter(run->landlock_fd, run->landlock_abi)) == 0)
 		close(run->landlock_fd);
 	if (r == 0)
 		r = privs_become(run->st->uid, run->st->gid);
@@ -227,7 +227,9 @@ int exec_step_open(struct exec_step *s, const char *rel, const struct sandbox_st
 		return r;
 	if (pipe2(s->err_pipe, O_CLOEXEC) < 0)
 		return -errno;
-	s->landlock_fd = step_landlock_ruleset(st->init_pid);
+	if ((s->landlock_abi = step_landlock_abi()) < 0)
+		return s->landlock_abi;
+	s->landlock_fd = step_landlock_ruleset(st->init_pid, s->landlock_abi);
 	return s->landlock_fd < 0 ? s->landlock_fd : 0;
 }
 

@@ -27,7 +27,8 @@ struct exec_step {
 	int procs_fds[CGROUP_MAX_HIERARCHIES];
 	int nprocs;
 	int err_pipe[2];
-	int landlock_fd; /* the step's own Landlock domain, which the child enters */
+	int landlock_fd;  /* the step's own Landlock domain, which the child enters */
+	int landlock_abi; /* the kernel's Landlock ABI, asked once */
 	const char *program;
 	char **argv;
 	char **envp;

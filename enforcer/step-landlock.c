@@ -132,14 +132,12 @@ static int grant_proc(int ruleset, pid_t init)
 	return r;
 }
 
-int step_landlock_ruleset(pid_t init)
+int step_landlock_ruleset(pid_t init, int abi)
 {
-	int abi = step_landlock_abi(), ruleset, r;
+	int ruleset, r;
 	struct step_ruleset_attr attr = { .handled_access_fs = STEP_ACCESS };
 	size_t size = offsetof(struct step_ruleset_attr, handled_access_net);
 
-	if (abi < 0)
-		return abi;
 	if (abi < 2)
 		return -EOPNOTSUPP; /* ABI 1 refuses every rename across directories */
 	if (abi >= 6) {
@@ -158,13 +156,13 @@ int step_landlock_ruleset(pid_t init)
 	return ruleset;
 }
 
-int step_landlock_enter(int ruleset_fd)
+int step_landlock_enter(int ruleset_fd, int abi)
 {
 	unsigned flags = 0;
 
 	/* The tool's refusals reach the audit log (a denial after the execve that follows);
 	 * this process's own would be the enforcer's bug, and there are none to log. */
-	if (step_landlock_abi() >= 7)
+	if (abi >= 7)
 		flags = STEP_RESTRICT_LOG_NEW_EXEC_ON | STEP_RESTRICT_LOG_SAME_EXEC_OFF;
 	if (syscall(SYS_landlock_restrict_self, ruleset_fd, flags) < 0)
 		return -errno;

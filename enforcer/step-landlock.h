@@ -15,11 +15,11 @@ int step_landlock_abi(void);
  * in the sandbox's tree but under /proc (/proc/sys and the pid 1 stand-in excepted, never a
  * process's own directory); signals and abstract unix sockets are scoped to the step where the
  * kernel can (ABI 6). Built by the parent through /proc/INIT/root, so the
- * child only enters it. Returns the ruleset's fd or -errno.
+ * child only enters it. abi: step_landlock_abi()'s. Returns the ruleset's fd or -errno.
  */
-int step_landlock_ruleset(pid_t init);
+int step_landlock_ruleset(pid_t init, int abi);
 
 /* In the child: the calling process enters the ruleset's domain for good. 0 or -errno. */
-int step_landlock_enter(int ruleset_fd);
+int step_landlock_enter(int ruleset_fd, int abi);
 
 #endif
