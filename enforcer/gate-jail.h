@@ -1,0 +1,50 @@
+/*
+ * The jail of the gate's servers (the DNS gate's dnsmasq, the L7 proxy's squid): each runs as
+ * pid 1 of a pid namespace of its own (it sees no host process), in a mount namespace whose root
+ * is a small read-only tmpfs holding /usr and the /lib links read-only, /dev/null and
+ * /dev/urandom, and the few files its caller names, nothing else (no /proc, /etc, /run, /var);
+ * then lib/jail.c's drop (an unprivileged uid and gid, no capability in any set, no_new_privs,
+ * not dumpable) and the server's own seccomp allowlist. It stays in the gate's network
+ * namespace, where it binds low ports without privilege (the gate's ip_unprivileged_port_start
+ * is 0).
+ */
+#ifndef FB_GATE_JAIL_H
+#define FB_GATE_JAIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A host file or directory given to the jail at path jail (absolute, one level deep). */
+struct gate_jail_file {
+	const char *host;
+	const char *jail;
+	int dir;      /* a directory */
+	int writable; /* else read-only; the file's own mode still decides */
+	int exec;     /* mapped executable (a preloaded library); else noexec */
+};
+
+struct gate_jail {
+	const char *who; /* "DNS jail": what errors are prefixed with */
+	uid_t uid;	 /* and gid */
+	const struct gate_jail_file *files;
+	size_t n_files;
+	char *const *envp;
+	int (*seccomp)(void); /* loads the server's filter, the last step before exec; 0 or -errno */
+};
+
+/*
+ * Starts argv (argv[0] an absolute path under /usr) in a new jail; the child dies with the
+ * caller. Returns its pid (as the caller's pid namespace sees it), or -errno; a failure inside
+ * the jail before exec makes the child exit 126.
+ */
+pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv);
+
+/* The system calls every jailed server makes (glibc's start, files, memory, time, sockets,
+ * signals to its own children): allowed in the libseccomp filter ctx. 0 or -errno. */
+int gate_jail_allow_common(void *ctx);
+
+/* Socket families AF_INET, AF_INET6 and AF_UNIX, and fork (clone without namespace flags;
+ * clone3 is ENOSYS so glibc falls back to it). 0 or -errno. */
+int gate_jail_allow_inet_fork(void *ctx);
+
+#endif
