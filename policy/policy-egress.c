@@ -126,8 +126,8 @@ static int host_valid(const char *s)
 static int rule_members(struct policy_parse *ctx, json_t *obj, const char *path,
 			struct policy_egress_internal *e, char **protocol)
 {
-	static const char *const known[] = { "name", "description", "host",
-					     "cidr", "ports",	    "protocol" };
+	static const char *const known[] = { "name",  "description", "host", "cidr",
+					     "ports", "protocol",    "http" };
 	_cleanup_free_ char *description = NULL;
 	char vpath[JSON_POS_PATH_MAX + 1];
 	int r;
@@ -237,12 +237,14 @@ static int parse_rule(struct policy_parse *ctx, json_t *obj, const char *path,
 	if ((r = rule_members(ctx, obj, path, e, &protocol)) < 0 ||
 	    (r = rule_destination(ctx, path, e)) < 0 ||
 	    (r = rule_protocol(ctx, path, protocol, e)) < 0 ||
-	    (r = rule_ports(ctx, obj, path, e)) < 0)
+	    (r = rule_ports(ctx, obj, path, e)) < 0 ||
+	    (r = policy_parse_http(ctx, obj, path, e)) < 0)
 		return r;
 	e->pub.name = e->name;
 	e->pub.host = e->host;
 	e->pub.cidr = e->cidr;
 	e->pub.ports = e->ports;
+	e->pub.http = e->http ? &e->http->pub : NULL;
 	return 0;
 }
 
@@ -292,6 +294,7 @@ void policy_egress_free(struct policy *p)
 		free(p->egress[i].host);
 		free(p->egress[i].cidr);
 		free(p->egress[i].ports);
+		policy_http_free(p->egress[i].http);
 	}
 	free(p->egress);
 }

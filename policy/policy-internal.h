@@ -73,10 +73,17 @@ struct policy_test_internal {
 	char *rule;
 };
 
+struct policy_http_internal {
+	struct policy_http pub;
+	char **methods, **paths;
+	int n_methods_set, n_paths_set; /* given (an empty list is refused) */
+};
+
 struct policy_egress_internal {
 	struct policy_egress_rule pub;
 	char *name, *host, *cidr;
 	uint16_t *ports;
+	struct policy_http_internal *http;
 };
 
 struct policy {
@@ -115,6 +122,10 @@ struct policy_parse {
 
 /* Reads the "detectors" section (NULL: the defaults); 0 or -EINVAL. */
 int policy_parse_detectors(struct policy_parse *ctx, json_t *obj);
+/* A host rule's "http" object (policy-http.c); e->host and e->ports are parsed already. */
+int policy_parse_http(struct policy_parse *ctx, json_t *obj, const char *path,
+		      struct policy_egress_internal *e);
+void policy_http_free(struct policy_http_internal *h);
 
 /* "an object", "a string", ...: a JSON value's type for messages. */
 const char *policy_type_name(const json_t *v);

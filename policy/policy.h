@@ -71,6 +71,20 @@ struct policy_test {
 #define POLICY_GATE_OUTSIDE4 "10.198.255.252/30"
 #define POLICY_GATE_LINKS6 "fd66:6272:fb::/48"
 
+/*
+ * What the gate's L7 proxy lets through on a host rule's ports 80 (HTTP) and 443 (HTTPS): every
+ * request there passes through it (docs/egress.md, "The L7 proxy"). Absent limits are no limits.
+ */
+struct policy_http {
+	int passthrough;      /* TLS spliced (SNI checked), not intercepted: no L7 checks */
+	char *const *methods; /* upper-case tokens; none: any */
+	size_t n_methods;
+	char *const *paths; /* "/prefix" or a glob with '*'; none: any */
+	size_t n_paths;
+	int64_t max_request_body; /* bytes; -1: no limit */
+	int64_t max_response;	  /* bytes of a response body; -1: no limit */
+};
+
 struct policy_egress_rule {
 	const char *name;
 	const char *host; /* a DNS name only the gate's DNS resolves; NULL for a CIDR rule */
@@ -81,6 +95,7 @@ struct policy_egress_rule {
 	int protocol; /* IPPROTO_TCP or IPPROTO_UDP */
 	const uint16_t *ports;
 	size_t n_ports;
+	const struct policy_http *http; /* host rules only; NULL: no limits (still proxied) */
 };
 
 /* What a verdict of some severity does (the "detectors" section's "actions"). */

@@ -109,12 +109,75 @@ static void test_malformed_rules_are_refused_where_they_are_wrong(void **state)
 		       "unknown key \"via\"");
 }
 
+static void test_http_limits_load_per_rule(void **state)
+{
+	const char *text = with_egress(
+		"{\"name\": \"registry\", \"host\": \"registry.test\", \"ports\": [80, 443],"
+		" \"http\": {\"methods\": [\"GET\", \"HEAD\"], \"paths\": [\"/simple/\","
+		" \"/packages/*.tar.gz\"], \"max_request_body\": \"0\", \"max_response\": \"1M\"}},"
+		"{\"name\": \"api\", \"host\": \"api.model.test\", \"ports\": [443],"
+		" \"http\": {\"tls\": \"passthrough\"}},"
+		"{\"name\": \"plain\", \"host\": \"docs.test\", \"ports\": [80]}");
+	struct policy *p = fixture_policy("p.json", text);
+	const struct policy_http *h = policy_egress(p, 0)->http;
+
+	assert_non_null(h);
+	assert_int_equal(h->n_methods, 2);
+	assert_string_equal(h->methods[1], "HEAD");
+	assert_int_equal(h->n_paths, 2);
+	assert_string_equal(h->paths[1], "/packages/*.tar.gz");
+	assert_int_equal(h->max_request_body, 0);
+	assert_int_equal(h->max_response, 1 << 20);
+	assert_false(h->passthrough);
+	h = policy_egress(p, 1)->http;
+	assert_true(h->passthrough);
+	assert_int_equal(h->max_request_body, -1);
+	assert_int_equal(h->n_methods, 0);
+	assert_null(policy_egress(p, 2)->http);
+	policy_free(p);
+	(void)state;
+}
+
+static void test_http_limits_that_cannot_hold_are_refused(void **state)
+{
+	expect_refused("{\"name\": \"n\", \"cidr\": \"198.51.100.0/28\", \"ports\": [80], "
+		       "\"http\": {}}",
+		       "TCP host rules only");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [8080], "
+		       "\"http\": {}}",
+		       "ports 80 and 443");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [443], "
+		       "\"http\": {\"tls\": \"passthrough\", \"methods\": [\"GET\"]}}",
+		       "encrypted end to end");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"methods\": [\"get\"]}}",
+		       "upper-case");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"paths\": [\"/a/../b\"]}}",
+		       "no dot segments");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"paths\": [\"/a b\"]}}",
+		       "URL path characters");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"paths\": []}}",
+		       "would refuse every request");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"tls\": \"maybe\"}}",
+		       "\"intercept\" or \"passthrough\"");
+	expect_refused("{\"name\": \"n\", \"host\": \"a.test\", \"ports\": [80], "
+		       "\"http\": {\"verbs\": [\"GET\"]}}",
+		       "verbs");
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_load_with_ports_protocol_and_addresses),
 		cmocka_unit_test(test_metadata_and_gate_ranges_can_never_be_opened),
 		cmocka_unit_test(test_malformed_rules_are_refused_where_they_are_wrong),
+		cmocka_unit_test(test_http_limits_load_per_rule),
+		cmocka_unit_test(test_http_limits_that_cannot_hold_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
