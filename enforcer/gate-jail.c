@@ -231,8 +231,7 @@ static int bind_files(const struct gate_jail *j, const struct held_files *f)
 
 		snprintf(to, sizeof(to), JAIL_BUILD "%s", g->jail);
 		r = bind_into(j->who, f->path[i], to, g->dir,
-			      MS_NODEV | (g->exec ? 0 : MS_NOEXEC) |
-				      (g->writable ? 0 : MS_RDONLY));
+			      MS_NODEV | (g->exec ? 0 : MS_NOEXEC) | (g->writable ? 0 : MS_RDONLY));
 	}
 	return r;
 }

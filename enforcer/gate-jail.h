@@ -29,7 +29,8 @@ struct gate_jail {
 	const struct gate_jail_file *files;
 	size_t n_files;
 	char *const *envp;
-	int (*seccomp)(void); /* loads the server's filter, the last step before exec; 0 or -errno */
+	/* loads the server's filter, the last step before exec; 0 or -errno */
+	int (*seccomp)(void);
 };
 
 /*

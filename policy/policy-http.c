@@ -13,8 +13,8 @@
 #include "policy-internal.h"
 
 #define POLICY_HTTP_METHODS_MAX 16
-#define POLICY_HTTP_PATHS_MAX	32
-#define POLICY_HTTP_PATH_LEN	256
+#define POLICY_HTTP_PATHS_MAX 32
+#define POLICY_HTTP_PATH_LEN 256
 
 static int method_valid(const char *s)
 {
@@ -75,21 +75,23 @@ static int http_tls(struct policy_parse *ctx, json_t *obj, const char *path,
 	if (strcmp(tls, "passthrough") == 0)
 		h->pub.passthrough = 1;
 	else if (strcmp(tls, "intercept") != 0)
-		return policy_fail(ctx, vpath, 0, "\"tls\" must be \"intercept\" or \"passthrough\"");
+		return policy_fail(ctx, vpath, 0,
+				   "\"tls\" must be \"intercept\" or \"passthrough\"");
 	if (h->pub.passthrough && (h->n_methods_set || h->n_paths_set ||
 				   h->pub.max_request_body >= 0 || h->pub.max_response >= 0))
-		return policy_fail(ctx, vpath, 0,
-				   "a \"passthrough\" rule's requests are encrypted end to end: the "
-				   "proxy cannot check their methods, paths or sizes; drop those "
-				   "limits or intercept");
+		return policy_fail(
+			ctx, vpath, 0,
+			"a \"passthrough\" rule's requests are encrypted end to end: the "
+			"proxy cannot check their methods, paths or sizes; drop those "
+			"limits or intercept");
 	return 0;
 }
 
 int policy_parse_http(struct policy_parse *ctx, json_t *obj, const char *path,
 		      struct policy_egress_internal *e)
 {
-	static const char *const known[] = { "methods",	     "paths",	     "max_request_body",
-					     "max_response", "tls",	     "description" };
+	static const char *const known[] = { "methods",	     "paths", "max_request_body",
+					     "max_response", "tls",   "description" };
 	_cleanup_free_ char *description = NULL;
 	char hpath[JSON_POS_PATH_MAX + 1];
 	json_t *http = json_object_get(obj, "http");
@@ -100,9 +102,10 @@ int policy_parse_http(struct policy_parse *ctx, json_t *obj, const char *path,
 		return 0;
 	policy_path(hpath, path, "http");
 	if (!e->host || e->pub.protocol != IPPROTO_TCP)
-		return policy_fail(ctx, hpath, 0,
-				   "\"http\" limits apply to TCP host rules only (the proxy judges a "
-				   "request by its host name)");
+		return policy_fail(
+			ctx, hpath, 0,
+			"\"http\" limits apply to TCP host rules only (the proxy judges a "
+			"request by its host name)");
 	if (!has_web_port(e))
 		return policy_fail(ctx, hpath, 0,
 				   "\"http\" limits apply to ports 80 and 443, and this rule has "
