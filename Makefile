@@ -167,11 +167,11 @@ unit: all $(UNIT_BIN)
 
 # Runs a program in the DNS gate's jail, built by the enforcer's own code (tests/integration/84-*).
 $(BUILD)/tests/dns-jail-exec: tests/integration/dns-jail-exec.c $(BUILD)/enforcer/egress-dns-jail.o \
-		$(BUILD)/enforcer/gate-jail.o $(BUILD)/libfirebreak.a
+		$(BUILD)/enforcer/gate-jail.o $(BUILD)/enforcer/netns.o $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Ienforcer $< $(BUILD)/enforcer/egress-dns-jail.o \
-		$(BUILD)/enforcer/gate-jail.o $(BUILD)/libfirebreak.a $(LIBS) -o $@
+		$(BUILD)/enforcer/gate-jail.o $(BUILD)/enforcer/netns.o $(BUILD)/libfirebreak.a $(LIBS) -o $@
 
 
 # The unit tests once more, built with AddressSanitizer and UndefinedBehaviorSanitizer over
