@@ -343,6 +343,7 @@ static int create_start_init(struct create_run *c)
 			.home_bytes = c->lim.home_bytes,
 			.marker = c->st.decoy_marker,
 			.trust = c->trust[0] ? c->trust : NULL,
+			.policy = c->policy,
 			.uid = c->lim.uid,
 			.gid = c->lim.gid,
 		},

@@ -22,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "egress-hook.h"
 #include "egress.h"
+#include "lures.h"
 #include "macro.h"
 #include "policy/policy.h"
 #include "proxy-logformat.h"
@@ -240,13 +242,97 @@ static void rule_limits(FILE *f, const struct policy_egress_rule *e, size_t i)
 		fprintf(f, " !fb_big%zu !fb_chunked", i);
 }
 
-static void conf_decoys(FILE *f, const char *marker)
+/* The headers checked for the marker: the usual ones, then any other a credential travels in.
+ * Returns how many, up to max, into names. */
+static size_t decoy_headers(const struct policy *p, const char **names, size_t max)
 {
+	size_t n = 0;
+
+	for (size_t j = 0; j < ARRAY_SIZE(credential_headers) && n < max; j++)
+		names[n++] = credential_headers[j];
+	for (size_t i = 0; i < policy_credential_count(p) && n < max; i++) {
+		const char *h = policy_credential(p, i)->header;
+		size_t j = 0;
+
+		while (j < n && strcasecmp(names[j], h) != 0)
+			j++;
+		if (j == n)
+			names[n++] = h;
+	}
+	return n;
+}
+
+/*
+ * Credential i's swap: acl fb_c<i> is "a request over TLS to one of its hosts whose header is the
+ * decoy, whole" (the scheme, spaces, the decoy: a decoy with anything around it is a leak,
+ * refused as one; a real value never crosses the wire in the clear). The header of such a request
+ * is dropped and the real one added (the real value is in credentials.conf, the proxy's to read
+ * only: squid.conf holds no secret).
+ */
+static void conf_credentials(FILE *f, const struct policy *p, const char *marker)
+{
+	for (size_t i = 0; i < policy_credential_count(p); i++) {
+		const struct policy_credential *c = policy_credential(p, i);
+		char decoy[128];
+
+		if (lure_credential_decoy(c->name, c->env, marker, decoy, sizeof(decoy)) < 0)
+			continue; /* cannot be: a marker is 20 characters */
+		fprintf(f, "# credential %s\nacl fb_c%zu_h dstdomain -n", c->name, i);
+		for (size_t j = 0; j < c->n_hosts; j++)
+			fprintf(f, " %s", c->hosts[j]);
+		fprintf(f, "\nacl fb_c%zu_v req_header %s -i ^%s%s%s$\n", i, c->header,
+			c->scheme ? c->scheme : "", c->scheme ? "[[:blank:]]+" : "", decoy);
+		fprintf(f,
+			"acl fb_c%zu_note annotate_transaction firebreak+=credential:%s\n"
+			"acl fb_c%zu all-of fb_tls fb_c%zu_h fb_c%zu_v\n"
+			"request_header_access %s deny fb_c%zu\n",
+			i, c->name, i, i, i, c->header, i);
+	}
+}
+
+/* Whether some credential travels in header h. */
+static int header_swapped(const struct policy *p, const char *h)
+{
+	for (size_t i = 0; i < policy_credential_count(p); i++)
+		if (strcasecmp(policy_credential(p, i)->header, h) == 0)
+			return 1;
+	return 0;
+}
+
+static void conf_decoys(FILE *f, const struct policy *p, const char *marker)
+{
+	const char *headers[ARRAY_SIZE(credential_headers) + POLICY_CREDENTIALS_MAX];
+	size_t n = decoy_headers(p, headers, ARRAY_SIZE(headers));
+
 	fprintf(f, "acl fb_decoy_url url_regex -i %s\n", marker);
-	for (size_t j = 0; j < ARRAY_SIZE(credential_headers); j++)
-		fprintf(f, "acl fb_decoy_h%zu req_header %s -i %s\n", j, credential_headers[j],
-			marker);
+	for (size_t j = 0; j < n; j++) {
+		fprintf(f, "acl fb_decoy_h%zu req_header %s -i %s\n", j, headers[j], marker);
+		if (!header_swapped(p, headers[j]))
+			continue;
+		/* The decoy, whole, in the header its credential travels in, to a bound host: the
+		 * one place the marker may go (it is swapped there). */
+		fprintf(f, "acl fb_swap_h%zu any-of", j);
+		for (size_t i = 0; i < policy_credential_count(p); i++)
+			if (strcasecmp(policy_credential(p, i)->header, headers[j]) == 0)
+				fprintf(f, " fb_c%zu", i);
+		fputc('\n', f);
+	}
 	fprintf(f, "acl fb_decoy_note annotate_transaction firebreak+=decoy:marker\n");
+}
+
+/* A request with the marker in a header is refused, unless it is a swap (above). */
+static void conf_decoy_access(FILE *f, const struct policy *p)
+{
+	const char *headers[ARRAY_SIZE(credential_headers) + POLICY_CREDENTIALS_MAX];
+	size_t n = decoy_headers(p, headers, ARRAY_SIZE(headers));
+
+	for (size_t j = 0; j < n; j++) {
+		if (header_swapped(p, headers[j]))
+			fprintf(f, "http_access deny fb_decoy_h%zu !fb_swap_h%zu fb_decoy_note\n",
+				j, j);
+		else
+			fprintf(f, "http_access deny fb_decoy_h%zu fb_decoy_note\n", j);
+	}
 }
 
 /* Tool addresses, as one src ACL named name, of every tool with a rule proxied on port. */
@@ -295,8 +381,7 @@ static void conf_access(FILE *f, const struct policy *p, unsigned k)
 	      "acl fb_conn_mark annotate_client fb_conn=seen\n"
 	      "http_access deny fb_decoy_url fb_decoy_note\n",
 	      f);
-	for (size_t j = 0; j < ARRAY_SIZE(credential_headers); j++)
-		fprintf(f, "http_access deny fb_decoy_h%zu fb_decoy_note\n", j);
+	conf_decoy_access(f, p);
 	fputs("deny_info 403:ERR_FB_DECOY fb_decoy_note\n"
 	      "http_access deny fb_connect fb_conn_seen\n"
 	      "http_access allow fb_connect fb_tls fb_tools_tls fb_conn_mark\n"
@@ -365,10 +450,13 @@ int egress_proxy_conf(const struct config *cfg, const char *name, unsigned k,
 	for (size_t i = 0; i < policy_egress_count(p); i++)
 		if (rule_proxied(policy_egress(p, i)))
 			conf_rule_acls(f, p, k, i);
-	conf_decoys(f, marker);
+	conf_credentials(f, p, marker);
+	conf_decoys(f, p, marker);
 	conf_access(f, p, k);
 	conf_tls(f, p);
 	conf_sizes(f, p);
+	if (policy_credential_count(p))
+		fputs("include " EGRESS_PROXY_JAIL_DIR "/" EGRESS_PROXY_CREDENTIALS "\n", f);
 	fputs("logformat firebreak " FIREBREAK_PROXY_LOGFORMAT "\n"
 	      "access_log stdio:" EGRESS_PROXY_JAIL_LOG " logformat=firebreak\n",
 	      f);

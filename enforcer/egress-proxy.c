@@ -360,6 +360,9 @@ static int proxy_files(const struct config *cfg, const char *name, unsigned k,
 	if ((r = egress_proxy_conf(cfg, name, k, p, marker, &conf)) < 0 ||
 	    (r = write_text(path, conf, 0644)) < 0)
 		return log_errno(r, "firebreak create: %s", path);
+	snprintf(path, sizeof(path), "%s/" EGRESS_PROXY_CREDENTIALS, pr->dir);
+	if ((r = egress_proxy_credentials(p, path, pr->uid)) < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/errors", pr->dir);
 	if ((r = egress_proxy_pages(p, path)) < 0)
 		return log_errno(r, "firebreak create: the proxy's pages in %s", path);

@@ -44,8 +44,9 @@ struct policy_egress_rule;
 #define EGRESS_PROXY_ACCESS_LOG "proxy-access.log"
 #define EGRESS_PROXY_CACHE_LOG "proxy-cache.log"
 #define EGRESS_PROXY_PID "proxy.pid"
-#define EGRESS_PROXY_SIGNING "proxy-signing.pem" /* in EGRESS_PROXY_DIR */
-#define EGRESS_PROXY_BUNDLE "ca-bundle.crt"	 /* in EGRESS_PROXY_DIR: the sandbox's trust */
+#define EGRESS_PROXY_SIGNING "proxy-signing.pem"    /* in EGRESS_PROXY_DIR */
+#define EGRESS_PROXY_BUNDLE "ca-bundle.crt"	    /* in EGRESS_PROXY_DIR: the sandbox's trust */
+#define EGRESS_PROXY_CREDENTIALS "credentials.conf" /* in EGRESS_PROXY_DIR: the real values */
 
 /* Whether rule e goes through the proxy on port (80 or 443): a TCP host rule that opens it. */
 int egress_proxy_port_of(const struct policy_egress_rule *e, uint16_t port);
@@ -74,6 +75,14 @@ int egress_proxy_conf(const struct config *cfg, const char *name, unsigned k,
  * proxied rule saying what the rule allows): 0 or -errno.
  */
 int egress_proxy_pages(const struct policy *p, const char *dir);
+
+/*
+ * The real values of p's credentials, read from their root-only files, as squid lines that add
+ * each to the requests its swap ACL (egress-proxy-conf.c) matches, into path (0600, owned by
+ * uid). The values pass through this process's memory only, wiped after. 0 or -errno (printed:
+ * which credential, what is wrong with its file).
+ */
+int egress_proxy_credentials(const struct policy *p, const char *path, uid_t uid);
 
 /*
  * Starts sandbox name's proxy (link k) in the gate, jailed, and waits until it listens; its pid

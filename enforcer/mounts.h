@@ -14,6 +14,8 @@
 
 #include "macro.h"
 
+struct policy;
+
 struct sandbox_mounts {
 	const char *root;	  /* an empty directory to build the new root on */
 	uint64_t workspace_bytes; /* size cap of /workspace */
@@ -21,7 +23,8 @@ struct sandbox_mounts {
 	uint64_t home_bytes;	  /* size cap of the home (LURE_HOME) */
 	const char *marker;	  /* the decoys' marker (lures.h) */
 	const char *trust; /* the L7 proxy's CA bundle for the trust store; NULL: the host's */
-	uid_t uid;	   /* owner of /workspace */
+	const struct policy *policy; /* its credentials' decoy files go into the home */
+	uid_t uid;		     /* owner of /workspace */
 	gid_t gid;
 };
 

@@ -14,6 +14,7 @@
 
 #include "lures.h"
 #include "macro.h"
+#include "policy/policy.h"
 
 /* Where the tripwires' own tmpfs is mounted while they are bound; detached afterwards. */
 #define LURES_STAGE "/.firebreak-lures"
@@ -92,6 +93,32 @@ static int plant_decoy(const struct sandbox_mounts *m, const char *path, char *e
 	    (r = make_parents(full, in_home ? 0700 : 0755, uid, gid)) < 0 ||
 	    (r = write_file(full, text, in_home ? 0600 : 0644, uid, gid)) < 0)
 		return mounts_fail(r, err, errlen, "plant the decoy %s", path);
+	return 0;
+}
+
+/* The decoys of the policy's credentials that go in a file (the sandbox's, 0600): the value
+ * alone and a newline, as a key file holds it. */
+static int plant_credential_decoys(const struct sandbox_mounts *m, char *err, size_t errlen)
+{
+	char full[512], text[128];
+	int r, n;
+
+	for (size_t i = 0; m->policy && i < policy_credential_count(m->policy); i++) {
+		const struct policy_credential *c = policy_credential(m->policy, i);
+
+		if (!c->file)
+			continue;
+		snprintf(full, sizeof(full), "%s%s", m->root, c->file);
+		if ((n = lure_credential_decoy(c->name, c->env, m->marker, text,
+					       sizeof(text) - 1)) < 0)
+			return mounts_fail(n, err, errlen, "the decoy of credential %s", c->name);
+		text[n] = '\n';
+		text[n + 1] = '\0';
+		if ((r = make_parents(full, 0700, m->uid, m->gid)) < 0 ||
+		    (r = write_file(full, text, 0600, m->uid, m->gid)) < 0)
+			return mounts_fail(r, err, errlen, "plant the decoy of credential %s in %s",
+					   c->name, c->file);
+	}
 	return 0;
 }
 
@@ -251,7 +278,8 @@ int sandbox_lures_plant(const struct sandbox_mounts *m, char *err, size_t errlen
 		if (lures[i].kind == LURE_DECOY &&
 		    (r = plant_decoy(m, lures[i].path, err, errlen)) < 0)
 			return r;
-	if ((r = make_cgroup_dir(m, err, errlen)) < 0)
+	if ((r = plant_credential_decoys(m, err, errlen)) < 0 ||
+	    (r = make_cgroup_dir(m, err, errlen)) < 0)
 		return r;
 	return plant_tripwires(m, err, errlen);
 }

@@ -2,10 +2,12 @@
 #include "lures.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "macro.h"
+#include "sha256.h"
 
 const struct lure lures[] = {
 	{ LURE_HOME "/.aws/credentials", LURE_DECOY },
@@ -179,6 +181,39 @@ int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size
 			     marker);
 	else
 		n = snprintf(buf, size, "eyJhbGciOiJSUzI1NiJ9.%s.%s\n", marker, marker);
+	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
+}
+
+/* What a value of variable name starts with, so that it looks like what the name promises. */
+static const char *decoy_env_prefix(const char *name)
+{
+	if (strstr(name, "AWS_ACCESS_KEY"))
+		return "AKIA";
+	if (strstr(name, "GITHUB") || strncmp(name, "GH_", 3) == 0)
+		return "ghp_";
+	if (strstr(name, "OPENAI") || strstr(name, "ANTHROPIC"))
+		return "sk-";
+	return "";
+}
+
+int lure_credential_decoy(const char *name, const char *env, const char *marker, char *buf,
+			  size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t d[SHA256_DIGEST_SIZE];
+	char seed[128], tag[17];
+	int n;
+
+	n = snprintf(seed, sizeof(seed), "firebreak-credential:%s:%s", name, marker);
+	if (n < 0 || (size_t)n >= sizeof(seed))
+		return -ENOSPC;
+	sha256_digest(seed, (size_t)n, d);
+	for (size_t i = 0; i < 8; i++) {
+		tag[2 * i] = hex[d[i] >> 4];
+		tag[2 * i + 1] = hex[d[i] & 15];
+	}
+	tag[16] = '\0';
+	n = snprintf(buf, size, "%s%s%s", decoy_env_prefix(env ? env : ""), marker, tag);
 	return n < 0 || (size_t)n >= size ? -ENOSPC : n;
 }
 

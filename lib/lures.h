@@ -82,4 +82,13 @@ int lure_decoy_text(const char *path, const char *marker, char *buf, size_t size
  */
 int lure_decoy_env_text(const char *name, const char *marker, char *buf, size_t size);
 
+/*
+ * The decoy of the policy's credential name (given in variable env, or NULL) for marker: shaped
+ * by env like a decoy_env value, then the marker, then 16 hex digits of a hash of name and
+ * marker, so two credentials of a sandbox have different decoys and every copy carries the
+ * marker. Its length, or -ENOSPC.
+ */
+int lure_credential_decoy(const char *name, const char *env, const char *marker, char *buf,
+			  size_t size);
+
 #endif

@@ -301,13 +301,34 @@ int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
 	return 0;
 }
 
+/* NAME=the decoy of variable i: sandbox.decoy_env's, then the credentials' in env. */
+static char *decoy_var(const struct policy *p, size_t i, const char *marker)
+{
+	char value[128], *s;
+	const char *name;
+	int r;
+
+	if (i < p->n_decoy_env) {
+		name = p->decoy_env[i];
+		r = lure_decoy_env_text(name, marker, value, sizeof(value));
+	} else {
+		const struct policy_credential *c = &p->credentials[i - p->n_decoy_env].pub;
+
+		if (!(name = c->env))
+			return NULL;
+		r = lure_credential_decoy(c->name, c->env, marker, value, sizeof(value));
+	}
+	return r < 0 || asprintf(&s, "%s=%s", name, value) < 0 ? NULL : s;
+}
+
 int gate_env_add_decoys(struct gate_env *e, const struct policy *p, const char *marker)
 {
-	char value[128], *s, **v;
+	char *s, **v;
 
-	for (size_t i = 0; i < p->n_decoy_env; i++) {
-		if (lure_decoy_env_text(p->decoy_env[i], marker, value, sizeof(value)) < 0 ||
-		    asprintf(&s, "%s=%s", p->decoy_env[i], value) < 0)
+	for (size_t i = 0; i < p->n_decoy_env + p->n_credentials; i++) {
+		if (i >= p->n_decoy_env && !p->credentials[i - p->n_decoy_env].pub.env)
+			continue;
+		if (!(s = decoy_var(p, i, marker)))
 			return -ENOMEM;
 		/* put() replaces in place or appends: room for one more and the NULL. */
 		if (!(v = reallocarray(e->vector, e->n + 2, sizeof(*v)))) {

@@ -85,8 +85,8 @@ int gate_build_env(const struct policy *p, const char *tool, char *const envp[],
 		   struct gate_env **ret);
 
 /*
- * Adds the policy's sandbox.decoy_env, each a decoy value carrying marker (lib/lures.h), in
- * place of any entry of the same name. 0 or -ENOMEM.
+ * Adds the policy's sandbox.decoy_env and its credentials' env, each a decoy value carrying
+ * marker (lib/lures.h), in place of any entry of the same name. 0 or -ENOMEM.
  */
 int gate_env_add_decoys(struct gate_env *e, const struct policy *p, const char *marker);
 

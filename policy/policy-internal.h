@@ -86,6 +86,12 @@ struct policy_egress_internal {
 	struct policy_http_internal *http;
 };
 
+struct policy_credential_internal {
+	struct policy_credential pub;
+	char *name, *from, *header, *scheme, *env, *file;
+	char **hosts;
+};
+
 struct policy {
 	char *source;
 	char *name;
@@ -97,6 +103,8 @@ struct policy {
 	size_t n_decoy_env;
 	struct policy_egress_internal *egress;
 	size_t n_egress;
+	struct policy_credential_internal *credentials;
+	size_t n_credentials;
 	struct policy_tool *tools;
 	size_t n_tools;
 	struct policy_test_internal *tests;
@@ -204,6 +212,8 @@ int policy_parse_tools(struct policy_parse *ctx, json_t *obj);
 int policy_parse_tests(struct policy_parse *ctx, json_t *arr);
 int policy_parse_egress(struct policy_parse *ctx, json_t *obj);
 void policy_egress_free(struct policy *p);
+int policy_parse_credentials(struct policy_parse *ctx, json_t *obj);
+void policy_credentials_free(struct policy *p);
 void policy_tools_free(struct policy *p);
 void policy_tests_free(struct policy *p);
 

@@ -18,8 +18,9 @@ static int name_valid(const char *s)
 /* The top level's own members: version (this build's, required), name and description. */
 static int parse_header(struct policy_parse *ctx, json_t *root)
 {
-	static const char *const known[] = { "version", "name",	 "description", "sandbox",
-					     "tools",	"tests", "egress",	"detectors" };
+	static const char *const known[] = { "version", "name",	     "description",
+					     "sandbox", "tools",     "tests",
+					     "egress",	"detectors", "credentials" };
 	struct policy *p = ctx->policy;
 	_cleanup_free_ char *description = NULL;
 	uint64_t version = 0;
@@ -50,7 +51,8 @@ static int parse_header(struct policy_parse *ctx, json_t *root)
 
 /*
  * The sections, in the order they are read: a tool's "egress" names rules of the policy's
- * egress, its checks need the sandbox's PATH and environment, and tests name tools.
+ * egress, its checks need the sandbox's PATH and environment, credentials name egress hosts and
+ * must not take the sandbox's variables, and tests name tools.
  */
 static const struct section {
 	const char *key;
@@ -62,6 +64,7 @@ static const struct section {
 	{ "egress", 0, 0, 0, policy_parse_egress },
 	{ "detectors", 0, 0, 1, policy_parse_detectors },
 	{ "sandbox", 0, 0, 1, policy_parse_sandbox },
+	{ "credentials", 0, 0, 0, policy_parse_credentials },
 	{ "tools", 0, 1, 1, policy_parse_tools },
 	{ "tests", 1, 0, 0, policy_parse_tests },
 };
@@ -97,6 +100,7 @@ void policy_free(struct policy *p)
 	policy_tools_free(p);
 	policy_tests_free(p);
 	policy_egress_free(p);
+	policy_credentials_free(p);
 	policy_strv_free(p->fixed_env);
 	policy_strv_free(p->decoy_env);
 	policy_strv_free(p->detectors_off);

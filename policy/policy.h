@@ -98,6 +98,24 @@ struct policy_egress_rule {
 	const struct policy_http *http; /* host rules only; NULL: no limits (still proxied) */
 };
 
+/*
+ * A credential the sandbox never holds (the "credentials" section; docs/egress.md,
+ * "Credentials"): the sandbox gets a decoy unique to it (lib/lures.h), in env, file or both; the
+ * gate's L7 proxy puts the real value, read from the root-only file from at create, into header
+ * ("scheme value") of a request to one of hosts that carries the decoy whole in that header.
+ */
+#define POLICY_CREDENTIALS_MAX 16
+struct policy_credential {
+	const char *name;
+	const char *from; /* on the host */
+	const char *const *hosts;
+	size_t n_hosts;
+	const char *header; /* "Authorization" by default */
+	const char *scheme; /* "Bearer", or NULL: the header's value is the credential alone */
+	const char *env;    /* the variable every call gets the decoy in, or NULL */
+	const char *file;   /* the file under the home the decoy is planted in, or NULL */
+};
+
 /* What a verdict of some severity does (the "detectors" section's "actions"). */
 enum policy_action {
 	POLICY_ACTION_RECORD, /* stored, nothing else */
@@ -233,6 +251,9 @@ int policy_has_tool(const struct policy *p, const char *tool);
 int policy_tool_timeout(const struct policy *p, const char *tool, int64_t *ret_ns);
 
 size_t policy_egress_count(const struct policy *p);
+/* The policy's credentials, in the order written. */
+size_t policy_credential_count(const struct policy *p);
+const struct policy_credential *policy_credential(const struct policy *p, size_t i);
 /* Egress rule i (0-based), or NULL past the end. */
 const struct policy_egress_rule *policy_egress(const struct policy *p, size_t i);
 

@@ -2,13 +2,13 @@
 """What a tool (or an attacker in it) sends over HTTP(S), and what came back, as one JSON line.
 
   http-try.py METHOD URL [body=N | bodyfile=F] ['header=Name: value']... [host=H] [sni=NAME]
-              [chunked=1]
+              [chunked=1] [decoyvar=NAME]
   http-try.py raw HOST PORT TEXT         bytes of TEXT ('\\r\\n' escapes) on a plain TCP connection
   http-try.py tunnel HOST SNI TARGET      TLS to HOST with SNI, then "CONNECT TARGET" inside it
 
 (key=value, not --flags: the tool gate lets python3 take operands, not flags.) "@DECOY@" in the
-URL or a header stands for the sandbox's decoy key ($OPENAI_API_KEY), so the decoy is put in
-inside, never on the command line.
+URL or a header stands for the sandbox's decoy key ($OPENAI_API_KEY, or the variable
+decoyvar=NAME names), so the decoy is put in inside, never on the command line.
 The TLS context is Python's default: the sandbox's trust store (the deployment CA's bundle).
 Prints {"status": ..., "body": first 400 characters, "error": ...}.
 """
@@ -26,7 +26,9 @@ def out(**kv):
 
 
 def request(args):
-    decoy = os.environ.get("OPENAI_API_KEY", "")
+    var = next((a.partition("=")[2] for a in args[2:] if a.startswith("decoyvar=")),
+               "OPENAI_API_KEY")
+    decoy = os.environ.get(var, "")
     method, url = args[0], args[1].replace("@DECOY@", decoy)
     body, headers, host, sni, chunked = None, {}, None, None, False
     for a in args[2:]:
@@ -44,6 +46,8 @@ def request(args):
             sni = v
         elif k == "chunked":
             chunked = True
+        elif k == "decoyvar":
+            pass  # read above
         else:
             raise SystemExit("unknown argument %r" % a)
     u = urlsplit(url)

@@ -170,6 +170,112 @@ static void test_http_limits_that_cannot_hold_are_refused(void **state)
 	(void)state;
 }
 
+/* The "credentials" section beside an intercepted API rule, a passthrough one and a clear one. */
+static char *with_credentials(const char *creds)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf),
+		 "{\"version\": 1, \"name\": \"p\",\n\"egress\": {\"allow\": ["
+		 "{\"name\": \"api\", \"host\": \"api.example\", \"ports\": [443]},"
+		 "{\"name\": \"pt\", \"host\": \"pt.example\", \"ports\": [443],"
+		 " \"http\": {\"tls\": \"passthrough\"}},"
+		 "{\"name\": \"web\", \"host\": \"web.example\", \"ports\": [80]}]},\n"
+		 "\"sandbox\": {\"decoy_env\": [\"OPENAI_API_KEY\"]},\n"
+		 "\"credentials\": {%s},\n" TOOLS "}",
+		 creds);
+	return buf;
+}
+
+static void test_credentials_load_by_reference(void **state)
+{
+	struct policy *p = fixture_policy(
+		"p.json",
+		with_credentials(
+			"\"model\": {\"from\": \"/etc/k\", \"hosts\": [\"api.example\"], "
+			"\"scheme\": "
+			"\"Bearer\", \"env\": \"MODEL_KEY\"},"
+			"\"gh\": {\"from\": \"/etc/g\", \"hosts\": [\"api.example\"], \"header\": "
+			"\"X-Token\", \"file\": \"/home/agent/.config/gh/token\"}"));
+	const struct policy_credential *c;
+
+	(void)state;
+	assert_int_equal(policy_credential_count(p), 2);
+	c = policy_credential(p, 0);
+	assert_string_equal(c->name, "model");
+	assert_string_equal(c->from, "/etc/k");
+	assert_string_equal(c->header, "Authorization"); /* the default */
+	assert_string_equal(c->scheme, "Bearer");
+	assert_string_equal(c->env, "MODEL_KEY");
+	assert_null(c->file);
+	assert_int_equal(c->n_hosts, 1);
+	assert_string_equal(c->hosts[0], "api.example");
+	c = policy_credential(p, 1);
+	assert_string_equal(c->header, "X-Token");
+	assert_null(c->scheme);
+	assert_null(c->env);
+	assert_string_equal(c->file, "/home/agent/.config/gh/token");
+	assert_null(policy_credential(p, 2));
+	policy_free(p);
+}
+
+static void test_credentials_that_could_leak_are_refused(void **state)
+{
+	static const struct {
+		const char *creds, *want;
+	} cases[] = {
+		/* A real value never crosses the wire unencrypted or unseen. */
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"web.example\"], \"env\": \"K\"}",
+		  "whose TLS the proxy intercepts" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"pt.example\"], \"env\": \"K\"}",
+		  "whose TLS the proxy intercepts" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"other.example\"], \"env\": \"K\"}",
+		  "not the host of an egress rule" },
+		{ "\"c\": {\"from\": \"/k\", \"env\": \"K\"}", "missing \"hosts\"" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [], \"env\": \"K\"}", "bound to no host" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"]}", "\"env\", \"file\"" },
+		{ "\"c\": {\"from\": \"k\", \"hosts\": [\"api.example\"], \"env\": \"K\"}",
+		  "absolute path" },
+		{ "\"c\": {\"hosts\": [\"api.example\"], \"env\": \"K\"}", "\"from\"" },
+		/* The decoy's variable is its own: not a real value, not another decoy. */
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"PATH\"}",
+		  "has a real value" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": "
+		  "\"OPENAI_API_KEY\"}",
+		  "decoy_env too" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\"},"
+		  "\"d\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\"}",
+		  "credential c has \"K\" already" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"file\": "
+		  "\"/workspace/k\"}",
+		  "a file under /home/agent" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"file\": "
+		  "\"/home/agent/../etc/k\"}",
+		  "a file under /home/agent" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\", "
+		  "\"header\": \"Bad Header\"}",
+		  "not a header name" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\", "
+		  "\"scheme\": \"Bearer x\"}",
+		  "a scheme is 1-16 letters" },
+		{ "\"Bad\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\"}",
+		  "a name is 1-32 of [a-z0-9_-]" },
+		{ "\"c\": {\"from\": \"/k\", \"hosts\": [\"api.example\"], \"env\": \"K\", "
+		  "\"value\": \"x\"}",
+		  "value" },
+	};
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		fixture_policy_refused(with_credentials(cases[i].creds), cases[i].want, err,
+				       sizeof(err));
+		if (!strstr(err, cases[i].want))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +284,8 @@ int main(void)
 		cmocka_unit_test(test_malformed_rules_are_refused_where_they_are_wrong),
 		cmocka_unit_test(test_http_limits_load_per_rule),
 		cmocka_unit_test(test_http_limits_that_cannot_hold_are_refused),
+		cmocka_unit_test(test_credentials_load_by_reference),
+		cmocka_unit_test(test_credentials_that_could_leak_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,12 +3,15 @@
 
 Serves TLS with --cert/--key (made by world.sh up: the world's own CA signs api.model.test's;
 badcert.test's is self-signed) and answers every request with one JSON line: the method, path,
-Host, the Authorization it received, the TLS name the client asked for and the body's length,
-so a test sees exactly what arrived. Every request, and every connection that sent none (a TLS
+Host, the scheme and a SHA-256 of the Authorization it received, the TLS name the client asked
+for and the body's length, so a test sees what arrived. Never the Authorization itself: behind
+the gate's proxy it is a real credential, which must not reach the sandbox even as an echo (the
+contact log, the world's own record on the host, has it whole). Every request, and every connection that sent none (a TLS
 handshake the client gave up on included), is one JSON line in --log, with the body's bytes.
 
 Usage: api.py --log FILE --timeout SECONDS --listen ADDR:PORT --cert PEM --key PEM --name NAME
 """
+import hashlib
 import json
 import ssl
 
@@ -19,12 +22,15 @@ from common import (ContactHandler, ContactLog, arg_parser, http_server, parse_a
 class Handler(ContactHandler):
     def route(self, **extra):
         body = extra.pop("body", "")  # logged as its length: reply() takes the answer's body
+        auth = self.headers.get("Authorization")
         answer = {"method": self.command, "path": self.path, "host": self.headers.get("Host"),
-                  "authorization": self.headers.get("Authorization"),
+                  "authorization_scheme": auth.split(" ", 1)[0] if auth else None,
+                  "authorization_sha256": hashlib.sha256(auth.encode()).hexdigest()
+                  if auth else None,
                   "sni": getattr(self.connection, "firebreak_sni", None),
                   "body_bytes": len(body.encode()) if body else 0}
         self.reply(200, (json.dumps(answer, sort_keys=True) + "\n").encode(),
-                   "application/json", authorization=answer["authorization"],
+                   "application/json", authorization=auth,
                    sni=answer["sni"], body_bytes=answer["body_bytes"], **extra)
 
 
