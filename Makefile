@@ -92,7 +92,7 @@ $(BUILD)/vmlinux.h:
 $(BUILD)/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(@D)
 	$(call msg,BPF,$@)
-	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -MMD -MP -I$(BUILD) -I$(<D) \
+	$(Q)clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -MMD -MP -I$(BUILD) -I$(<D) -I. \
 		-c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

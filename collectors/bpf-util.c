@@ -37,3 +37,28 @@ int bpf_collector_attach(struct bpf_object_skeleton *s, struct bpf_map *ring,
 	*ret_rb = rb;
 	return 0;
 }
+
+uint64_t bpf_share_burst(uint64_t ring_size, uint64_t least)
+{
+	uint64_t burst = ring_size / 8 > least ? ring_size / 8 : least;
+
+	return burst < ring_size / 2 ? burst : ring_size / 2;
+}
+
+void bpf_levels_set(const unsigned *at_level, unsigned max, unsigned dflt, volatile uint32_t *lo,
+		    volatile uint32_t *hi)
+{
+	unsigned l_lo = 0, l_hi = 0;
+
+	for (unsigned l = 1; l <= max; l++)
+		if (at_level[l]) {
+			l_lo = l_lo ? l_lo : l;
+			l_hi = l;
+		}
+	if (!l_lo)
+		l_lo = l_hi = dflt;
+	if (l_lo < *lo)
+		*lo = l_lo;
+	*hi = l_hi;
+	*lo = l_lo;
+}

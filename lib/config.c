@@ -342,6 +342,11 @@ static const struct config_key keys[] = {
 	  .help = "bytes of the DNS tracer's ring buffer (a power of two, 4096 at least; a record "
 		  "is "
 		  "600 bytes); what does not fit is counted in `dns.lost.ring`" },
+	{ "dns_sandbox_rate", set_uint, FIELD(dns_sandbox_rate), 0, 1ULL << 34, .def = "1048576",
+	  .help = "bytes a second of the DNS tracer's ring each sandbox may fill (an eighth of the "
+		  "ring at once, 8 KiB at least); what a sandbox sends past it is its own loss "
+		  "(`monitor.loss`, `over_share`; `dns.over_share`), so a flood cannot take the "
+		  "ring from the others. 0: no limit" },
 	{ "gate_outside_netns", set_text, FIELD(gate_outside_netns), .valid = netns_valid,
 	  .bad = "must name a netns firebreak-* (tests' world)",
 	  .help = "the netns (a `firebreak-*` one: the tests' world) the egress gate's outside "

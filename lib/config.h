@@ -70,6 +70,7 @@ struct config {
 	uint64_t proc_ring_size;      /* the process tracer's ring buffer, bytes (power of 2) */
 	uint64_t proc_sandbox_rate;   /* bytes a second of it each sandbox may fill (0: no limit) */
 	uint64_t dns_ring_size;	      /* the DNS tracer's, the same */
+	uint64_t dns_sandbox_rate;    /* bytes a second of it each sandbox may fill (0: no limit) */
 	int detector_actions;	      /* verdicts freeze and kill (on), or are only recorded */
 	int file_events;	      /* the file collector marks sandboxes' mounts (on) */
 	char gate_outside_netns[64];  /* where the gate's outside link goes ("" = offline) */

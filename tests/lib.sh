@@ -181,6 +181,48 @@ monitor_marker() {
 	fail "the monitor never recorded the marker step $FB_MARKER_STEP of $sb"
 }
 
+# loss_judged SANDBOX: "LOSSES VERDICTS", its monitor.loss events and monitor.blind verdicts so far.
+loss_judged() {
+	"$FB" timeline "$1" --json | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+print(sum(e["kind"] == "monitor.loss" for e in ev),
+      sum(e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind" for e in ev))'
+}
+
+# wait_loss_judged SANDBOX: waits (10 s at most) until every monitor.loss of the sandbox has its
+# monitor.blind verdict and the counts stay so for a round (the detectors may run behind a flood:
+# a loss judged after a thaw would freeze it again); fails if they never agree.
+wait_loss_judged() {
+	local j prev=""
+	for _ in $(seq 50); do
+		j=$(loss_judged "$1")
+		[ "${j% *}" = "${j#* }" ] && [ "$j" = "$prev" ] && return 0
+		prev=$j
+		sleep 0.2
+	done
+	fail "$1's losses and monitor.blind verdicts: $j"
+}
+
+# assert_blind_acted ALERTED FROZEN: in the timelines $T/ALERTED.jsonl and $T/FROZEN.jsonl, every
+# monitor.blind verdict of the first (on_lost_events "alert") alerted and none froze it; the
+# second's first verdict froze it (severity high), naming its monitor.loss events.
+assert_blind_acted() {
+	python3 - "$T/$1.jsonl" "$T/$2.jsonl" <<'PY' || fail "the monitor.blind verdicts of $1 and $2"
+import json, sys
+alerted, frozen = ([json.loads(l) for l in open(f)] for f in sys.argv[1:3])
+blind = [e for e in alerted if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
+assert blind and all(e["fields"]["action"] == "alert" for e in blind), blind
+assert not [e for e in alerted if e["kind"] == "action.freeze"], "on_lost_events alert, and frozen"
+blind = [e for e in frozen if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
+assert blind and blind[0]["fields"]["action"] == "freeze" and blind[0]["fields"]["severity"] == "high", blind
+ids = {e["id"]: e for e in frozen}
+assert all(ids[i]["kind"] == "monitor.loss" for i in blind[0]["fields"]["event_ids"]), blind[0]
+fr = [e for e in frozen if e["kind"] == "action.freeze"]
+assert fr and fr[0]["fields"]["requested_by"] == "monitor.blind", fr
+PY
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"

@@ -23,8 +23,19 @@
 /* The ring is drained this often besides its watermark's wakeups: a query is seen within it. */
 #define DNS_DRAIN_NS (20 * NSEC_PER_MSEC)
 
+/* A watched sandbox: the id and level it was watched under, its loss as last reported. */
+struct dns_watch {
+	char sandbox[64];
+	uint64_t cgid;
+	unsigned level;
+	uint64_t lost, over_share;
+	int64_t since;
+};
+
 struct dns_events {
 	struct collector_env env;
+	struct dns_watch *watches;
+	size_t n_watches, cap_watches;
 	struct dns_tracer *tracer;
 	int timer;
 	int paused; /* the ring is not polled: the writer's queue is full */
@@ -36,6 +47,7 @@ struct dns_events {
 	uint64_t partial;      /* longer than the capture: read as far as it goes */
 	uint64_t unattributed; /* of a cgroup no sandbox owns: dropped */
 	uint64_t lost[DNS_TRACE_LOSSES];
+	int64_t lost_since; /* when the tracer started */
 };
 
 /* The message a record carries: over TCP, after its 2-byte length; *ret_cut: not all of it. */
@@ -183,8 +195,36 @@ static void on_record(const struct dns_trace_event *e, void *data)
 	sink_submit_event(d->env.sink, &op, f);
 }
 
+/*
+ * Stores "N DNS messages of sandbox w lost between since and now" if its count moved, with how
+ * many of them went past its own share of the ring (over_share: its own flood).
+ */
+static void report_loss(struct dns_events *d, struct dns_watch *w)
+{
+	struct dns_trace_watch k;
+	struct store_sandbox *sb;
+	struct writer_op op;
+	int64_t now = time_now_ns();
+
+	if (dns_tracer_watch_lost(d->tracer, w->cgid, &k) < 0 || k.lost == w->lost)
+		return;
+	if ((sb = registry_find(d->env.registry, w->sandbox))) {
+		writer_event_init(&op, sb, now, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+				  "monitor.loss");
+		sink_submit_event(d->env.sink, &op,
+				  json_pack("{s:s, s:I, s:I, s:I, s:I}", "stage", "DNS ring buffer",
+					    "since", (json_int_t)w->since, "until", (json_int_t)now,
+					    "dns", (json_int_t)(k.lost - w->lost), "over_share",
+					    (json_int_t)(k.over_share - w->over_share)));
+	}
+	w->lost = k.lost;
+	w->over_share = k.over_share;
+	w->since = now;
+}
+
 void dns_events_drain(struct dns_events *d)
 {
+	uint64_t was;
 	int full;
 
 	if (!d)
@@ -197,16 +237,17 @@ void dns_events_drain(struct dns_events *d)
 	if (full != d->paused &&
 	    loop_modify(d->env.loop, dns_tracer_fd(d->tracer), full ? 0 : EPOLLIN) == 0)
 		d->paused = full;
-	{
-		uint64_t was = d->lost[DNS_TRACE_LOST_RING];
-
-		dns_tracer_lost(d->tracer, d->lost);
-		/* The ring is shared and the kernel counts its loss in a total: whose is not
-		 * known, so each watched sandbox was partly unseen. */
-		if (d->lost[DNS_TRACE_LOST_RING] > was)
-			collector_loss_everywhere(&d->env, "DNS ring buffer", "dns",
-						  d->lost[DNS_TRACE_LOST_RING] - was);
-	}
+	/*
+	 * Loss is an event of the sandbox it happened in: the kernel counts each message it did
+	 * not record in its sandbox's entry (a message of no watched sandbox is not reserved at
+	 * all: unowned, no one's loss). The totals are the cheap check; the sandboxes' entries are
+	 * read only when they moved.
+	 */
+	was = d->lost[DNS_TRACE_LOST_RING] + d->lost[DNS_TRACE_LOST_OVER_SHARE];
+	dns_tracer_lost(d->tracer, d->lost);
+	if (d->lost[DNS_TRACE_LOST_RING] + d->lost[DNS_TRACE_LOST_OVER_SHARE] != was)
+		for (size_t i = 0; i < d->n_watches; i++)
+			report_loss(d, &d->watches[i]);
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
@@ -219,8 +260,40 @@ static void on_timer(struct loop *l, uint64_t n, void *data)
 	dns_events_drain(data);
 }
 
+static struct dns_watch *watch_find(struct dns_events *d, const char *sandbox)
+{
+	for (size_t i = 0; i < d->n_watches; i++)
+		if (strcmp(d->watches[i].sandbox, sandbox) == 0)
+			return &d->watches[i];
+	return NULL;
+}
+
+/* The sandbox's entry, made (with no loss reported yet) if it has none; NULL without memory. */
+static struct dns_watch *watch_add(struct dns_events *d, const char *sandbox, uint64_t cgid,
+				   unsigned level)
+{
+	struct dns_watch *w = watch_find(d, sandbox);
+
+	if (w)
+		return w;
+	if (d->n_watches == d->cap_watches) {
+		size_t cap = d->cap_watches ? 2 * d->cap_watches : 16;
+
+		if (!(w = realloc(d->watches, cap * sizeof(*w))))
+			return NULL;
+		d->watches = w;
+		d->cap_watches = cap;
+	}
+	w = &d->watches[d->n_watches++];
+	*w = (struct dns_watch){ .cgid = cgid, .level = level, .since = d->lost_since };
+	strscpy(w->sandbox, sizeof(w->sandbox), sandbox);
+	return w;
+}
+
 int dns_events_watch(struct dns_events *d, const struct store_sandbox *sb)
 {
+	unsigned level = cgroup_level(sb->cgroup);
+	struct dns_watch *w;
 	char dir[PATH_MAX];
 	uint64_t cgid;
 	int r;
@@ -232,20 +305,29 @@ int dns_events_watch(struct dns_events *d, const struct store_sandbox *sb)
 	if ((r = cgroup_id(sb->cgroup, &cgid)) < 0 ||
 	    (r = cgroup_v2_dir(sb->cgroup, dir, sizeof(dir))) < 0)
 		return r;
-	if ((r = dns_tracer_watch(d->tracer, cgid, dir, 1)) < 0)
+	if (!(w = watch_add(d, sb->name, cgid, level)))
+		return -ENOMEM;
+	if ((r = dns_tracer_watch(d->tracer, w->cgid, w->level, dir, 1)) < 0)
 		return log_errno(r, "DNS hooks on %s", dir);
 	return 0;
 }
 
 void dns_events_unwatch(struct dns_events *d, const struct store_sandbox *sb)
 {
-	uint64_t cgid;
+	struct dns_watch *w;
 
 	if (!d)
 		return;
-	dns_tracer_drain(d->tracer, on_record, d);
-	if (sb->cgroup[0] && cgroup_id(sb->cgroup, &cgid) == 0)
-		dns_tracer_watch(d->tracer, cgid, NULL, 0);
+	/* By the id it was watched under (its cgroup may be gone already): the hooks first, then
+	 * what is in the ring and its loss so far, which still belong to the sandbox. */
+	if ((w = watch_find(d, sb->name)))
+		dns_tracer_watch(d->tracer, w->cgid, w->level, NULL, 0);
+	dns_events_drain(d);
+	if (w) {
+		report_loss(d, w);
+		dns_tracer_forget(d->tracer, w->cgid, w->level);
+		*w = d->watches[--d->n_watches];
+	}
 	if (strcmp(d->policy_of, sb->name) == 0) {
 		policy_free(d->policy);
 		d->policy = NULL;
@@ -265,9 +347,18 @@ static const struct counter_def counters[] = {
 	  COUNTER_AT(struct dns_events, partial) },
 	{ "unattributed", COUNTER_TOTAL, "records of a cgroup no sandbox owns (dropped)",
 	  COUNTER_FAMILY_LOST, "unattributed", COUNTER_AT(struct dns_events, unattributed) },
-	{ "lost.ring", COUNTER_TOTAL, "messages the kernel had no ring room for",
-	  COUNTER_FAMILY_LOST, "kernel_ring_buffer",
-	  COUNTER_AT(struct dns_events, lost[DNS_TRACE_LOST_RING]) },
+	{ "lost.ring", COUNTER_TOTAL,
+	  "messages of watched sandboxes the kernel had no ring room for", COUNTER_FAMILY_LOST,
+	  "kernel_ring_buffer", COUNTER_AT(struct dns_events, lost[DNS_TRACE_LOST_RING]) },
+	{ "over_share", COUNTER_TOTAL,
+	  "messages refused in the kernel: past their sandbox's share of the ring",
+	  COUNTER_FAMILY_LOST, "over_share",
+	  COUNTER_AT(struct dns_events, lost[DNS_TRACE_LOST_OVER_SHARE]) },
+	/* No one's loss: the hooks ran for a socket of no watched cgroup (a watch's start or end).
+	 */
+	{ "unowned", COUNTER_TOTAL, "messages of no watched sandbox, not recorded in the kernel",
+	  COUNTER_FAMILY_LOST, "unattributed",
+	  COUNTER_AT(struct dns_events, lost[DNS_TRACE_UNOWNED]) },
 	{ "lost.load", COUNTER_TOTAL, "packets whose bytes the kernel could not read",
 	  COUNTER_FAMILY_LOST, "dns_packet_read",
 	  COUNTER_AT(struct dns_events, lost[DNS_TRACE_LOST_LOAD]) },
@@ -284,7 +375,9 @@ int dns_events_new(const struct collector_env *env, struct dns_events **ret)
 		return -ENOMEM;
 	d->env = *env;
 	d->timer = -1;
-	if ((r = dns_tracer_new(env->cfg->dns_ring_size, &d->tracer)) < 0 ||
+	d->lost_since = time_now_ns();
+	if ((r = dns_tracer_new(env->cfg->dns_ring_size, env->cfg->dns_sandbox_rate, &d->tracer)) <
+		    0 ||
 	    (r = loop_add(env->loop, dns_tracer_fd(d->tracer), EPOLLIN, on_ready, d)) < 0 ||
 	    (r = d->timer = loop_add_timer(env->loop, DNS_DRAIN_NS, on_timer, d)) < 0 ||
 	    (r = counters_add(env->counters, "dns", counters, ARRAY_SIZE(counters), d)) < 0) {
@@ -314,5 +407,6 @@ void dns_events_free(struct dns_events *d)
 	dns_tracer_free(d->tracer);
 	counters_remove(d->env.counters, d);
 	policy_free(d->policy);
+	free(d->watches);
 	free(d);
 }

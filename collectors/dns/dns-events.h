@@ -2,7 +2,8 @@
  * The DNS collector: every DNS message a watched sandbox's sockets send to port 53 (a query,
  * "dns.query") or receive from it (an answer, "dns.answer"), parsed and tied to its sandbox, step
  * and tool by the socket's cgroup. A message that does not parse is a "dns.malformed" event.
- * Its losses (ring full, unreadable packets, unparsed, unattributed) are counted ("dns").
+ * Its losses (ring full or past the sandbox's share, each its sandbox's monitor.loss; unreadable
+ * packets, unowned, unattributed) are counted ("dns").
  */
 #ifndef FB_DNS_EVENTS_H
 #define FB_DNS_EVENTS_H

@@ -4,12 +4,16 @@
  * receive (answers), copied up to DNS_TRACE_PAYLOAD_MAX bytes into a ring buffer with the
  * socket's cgroup. The programs are cgroup_skb hooks, attached by user space to each watched
  * sandbox's cgroup only: no other task on the host runs them. They never drop a packet (they
- * return 1); judging is the gate's and the egress hook's work.
+ * return 1); judging is the gate's and the egress hook's work. Each message is the sandbox's
+ * whose watched cgroup its socket is in, before anything is reserved: what it loses (no room,
+ * or past its share of the ring, collectors/share.bpf.h) is counted in its own map entry, so
+ * one sandbox's flood blinds the monitor to that sandbox only.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "collectors/share.bpf.h"
 #include "dns-trace.h"
 
 #define IPPROTO_TCP_ 6
@@ -24,6 +28,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } dns_events SEC(".maps");
+
+/* The watched sandboxes, by their cgroup's id; user space fills it as it watches them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, DNS_TRACE_WATCH_MAX);
+	__type(key, __u64);
+	__type(value, struct dns_trace_watch);
+} dns_watched SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -109,9 +121,10 @@ static __always_inline int l4(struct __sk_buff *skb, struct head *h, __u32 off, 
 static __always_inline int capture(struct __sk_buff *skb, int ingress)
 {
 	struct head h = { .flags = ingress ? DNS_TRACE_F_INGRESS : 0 };
+	struct dns_trace_watch *w;
 	struct dns_trace_event *e;
 	__u32 off, payload, len, n;
-	__u64 avail;
+	__u64 avail, sb;
 	__u8 proto;
 
 	if (l3(skb, &h, &off, &proto) < 0 || off > 60 || l4(skb, &h, off, proto, &payload) < 0)
@@ -119,8 +132,19 @@ static __always_inline int capture(struct __sk_buff *skb, int ingress)
 	if ((ingress ? h.sport : h.dport) != DNS_TRACE_PORT || payload >= skb->len)
 		return 1; /* not DNS, or a segment with no payload (TCP handshake, ACKs) */
 	len = skb->len - payload;
+	/* Between a watch's map entry and its hooks (both ways round) there is no one's record. */
+	if (!(w = share_watched(&dns_watched, skb, DNS_TRACE_LEVEL_MAX, &sb))) {
+		count_loss(DNS_TRACE_UNOWNED);
+		return 1;
+	}
+	if (share_over(&w->share, &w->share_ts, &w->over_share, &dns_events, sizeof(*e))) {
+		__sync_fetch_and_add(&w->lost, 1);
+		count_loss(DNS_TRACE_LOST_OVER_SHARE);
+		return 1;
+	}
 	e = bpf_ringbuf_reserve(&dns_events, sizeof(*e), 0);
 	if (!e) {
+		__sync_fetch_and_add(&w->lost, 1);
 		count_loss(DNS_TRACE_LOST_RING);
 		return 1;
 	}

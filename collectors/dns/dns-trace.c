@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "collectors/bpf-util.h"
@@ -22,6 +23,7 @@ struct dns_tracer {
 	struct ring_buffer *rb;
 	struct dns_links *links;
 	size_t n_links, cap_links;
+	unsigned at_level[DNS_TRACE_LEVEL_MAX + 1]; /* watched cgroups per level */
 	void (*fn)(const struct dns_trace_event *e, void *data);
 	void *data;
 };
@@ -35,7 +37,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int dns_tracer_new(uint64_t ring_size, struct dns_tracer **ret)
+int dns_tracer_new(uint64_t ring_size, uint64_t share_rate, struct dns_tracer **ret)
 {
 	struct dns_tracer *t = calloc(1, sizeof(*t));
 	int r;
@@ -48,6 +50,10 @@ int dns_tracer_new(uint64_t ring_size, struct dns_tracer **ret)
 	}
 	/* Wake the reader at a quarter full, at most 16 KiB: a small ring must not sit full. */
 	t->skel->rodata->wakeup_bytes = ring_size / 4 < (16 << 10) ? ring_size / 4 : (16 << 10);
+	/* Each sandbox's share, as the process tracer's (collectors/share.bpf.h). */
+	t->skel->rodata->share_burst = bpf_share_burst(ring_size, DNS_TRACE_SHARE_MIN);
+	t->skel->rodata->share_rate = share_rate;
+	t->skel->rodata->share_reserve_at = ring_size / 2;
 	if ((r = bpf_map__set_max_entries(t->skel->maps.dns_events, (uint32_t)ring_size)) < 0) {
 		log_errno(r, "DNS tracer: ring buffer of %llu bytes",
 			  (unsigned long long)ring_size);
@@ -121,8 +127,20 @@ static int attach(struct dns_tracer *t, uint64_t cgid, const char *cgroup_dir)
 	return 0;
 }
 
-int dns_tracer_watch(struct dns_tracer *t, uint64_t cgid, const char *cgroup_dir, int on)
+static void set_levels(struct dns_tracer *t)
 {
+	bpf_levels_set(t->at_level, DNS_TRACE_LEVEL_MAX, DNS_TRACE_SANDBOX_LEVEL,
+		       &t->skel->data->level_lo, &t->skel->data->level_hi);
+}
+
+int dns_tracer_watch(struct dns_tracer *t, uint64_t cgid, unsigned level, const char *cgroup_dir,
+		     int on)
+{
+	int fd = bpf_map__fd(t->skel->maps.dns_watched);
+	struct dns_trace_watch zero;
+
+	if (level < 1 || level > DNS_TRACE_LEVEL_MAX)
+		return -ERANGE;
 	for (size_t i = 0; i < t->n_links; i++) {
 		if (t->links[i].cgid != cgid)
 			continue;
@@ -130,7 +148,33 @@ int dns_tracer_watch(struct dns_tracer *t, uint64_t cgid, const char *cgroup_dir
 			detach(t, i);
 		return 0;
 	}
-	return on ? attach(t, cgid, cgroup_dir) : 0;
+	if (!on)
+		return 0;
+	/* The entry before the hooks: every message through them has its sandbox. Watching again
+	 * keeps the counts: a sandbox's loss is never reset under the reader. */
+	memset(&zero, 0, sizeof(zero));
+	if (bpf_map_update_elem(fd, &cgid, &zero, BPF_NOEXIST) == 0) {
+		t->at_level[level]++;
+		set_levels(t);
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	return attach(t, cgid, cgroup_dir);
+}
+
+void dns_tracer_forget(struct dns_tracer *t, uint64_t cgid, unsigned level)
+{
+	if (level < 1 || level > DNS_TRACE_LEVEL_MAX ||
+	    bpf_map_delete_elem(bpf_map__fd(t->skel->maps.dns_watched), &cgid) < 0)
+		return;
+	t->at_level[level]--;
+	set_levels(t);
+}
+
+int dns_tracer_watch_lost(struct dns_tracer *t, uint64_t cgid, struct dns_trace_watch *ret)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.dns_watched), &cgid, ret) < 0 ? -errno
+											   : 0;
 }
 
 int dns_tracer_drain(struct dns_tracer *t, void (*fn)(const struct dns_trace_event *e, void *data),

@@ -12,16 +12,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "collectors/share.bpf.h"
 #include "proc-trace.h"
 
 const volatile __u64 wakeup_bytes = 64 << 10;
-/* Each sandbox's share of the ring: bytes per second, and the most it may reserve at once (0:
- * no share, the ring is first come first served). */
-const volatile __u64 share_rate = 0;
-const volatile __u64 share_burst = 0;
-/* Past this much unread data in the ring, a sandbox that has spent half its burst or more is
- * refused: the rest of the ring is kept for the sandboxes that are not flooding it. */
-const volatile __u64 share_reserve_at = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -80,37 +74,9 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-/*
- * The levels watched cgroups sit at, shallowest and deepest (user space keeps them): with only the
- * enforcer's sandboxes both are 2 and a task costs one lookup; an adopted cgroup elsewhere widens
- * the range, never past PROC_TRACE_LEVEL_MAX. Watched cgroups never nest (firebreakd refuses it),
- * so the first hit is the only one.
- */
-volatile __u32 level_lo = PROC_TRACE_SANDBOX_LEVEL;
-volatile __u32 level_hi = PROC_TRACE_SANDBOX_LEVEL;
-
 static __always_inline struct proc_trace_watch *watched_sandbox(__u64 *ret_cgid)
 {
-	__u32 lo = level_lo, hi = level_hi;
-
-	for (__u32 level = 1; level <= PROC_TRACE_LEVEL_MAX; level++) {
-		struct proc_trace_watch *w;
-		__u64 id;
-
-		if (level < lo)
-			continue;
-		if (level > hi)
-			break;
-		id = bpf_get_current_ancestor_cgroup_id(level);
-		if (!id) /* the task's cgroup is shallower than that */
-			break;
-		w = bpf_map_lookup_elem(&watched, &id);
-		if (w) {
-			*ret_cgid = id;
-			return w;
-		}
-	}
-	return NULL;
+	return share_watched(&watched, NULL, PROC_TRACE_LEVEL_MAX, ret_cgid);
 }
 
 /* Fills a reserved record's head. */
@@ -141,48 +107,10 @@ static __always_inline void count_lost(struct proc_trace_watch *w, __u32 kind)
 		__sync_fetch_and_add(&w->lost[kind], 1);
 }
 
-/*
- * One sandbox's flood must not take the ring from the others: each may reserve share_rate bytes
- * a second, share_burst at once (a token bucket in its own watch entry); and once the ring is
- * half full (the reader is behind: on a busy host the floods take the CPU it needs), only a
- * sandbox with half its burst or more left, one that is not the flood, may still reserve. What goes
- * past it is refused here and counted as the sandbox's loss, so the flooding sandbox is the one
- * blinded (and frozen, by default), not its neighbours. The bucket is read and written without a
- * lock: two CPUs of one sandbox can overspend it by a record each, which the burst absorbs.
- */
+/* Whether a record of size bytes is past the sandbox's share of the ring (share.bpf.h). */
 static __always_inline int over_share(struct proc_trace_watch *w, __u32 size)
 {
-	__u64 now, elapsed;
-	__s64 share;
-
-	if (!share_rate)
-		return 0;
-	now = bpf_ktime_get_ns();
-	elapsed = now - w->share_ts;
-	share = w->share;
-	if (elapsed >= 1000000000ULL)
-		share = (__s64)share_burst;
-	else
-		share += (__s64)(elapsed * share_rate / 1000000000ULL);
-	if (share > (__s64)share_burst)
-		share = (__s64)share_burst;
-	w->share_ts = now;
-	size += 8; /* the ring's own header */
-	if (share < (__s64)size) {
-		w->share = share;
-		__sync_fetch_and_add(&w->over_share, 1);
-		return 1;
-	}
-	/* Refused for want of room, a record is still paid for: a sandbox that floods a starved
-	 * reader stays below half its burst, and so stays out of the reserved half. */
-	if (share < (__s64)(share_burst / 2) &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > share_reserve_at) {
-		w->share = share - size;
-		__sync_fetch_and_add(&w->over_share, 1);
-		return 1;
-	}
-	w->share = share - size;
-	return 0;
+	return share_over(&w->share, &w->share_ts, &w->over_share, &events, size);
 }
 
 static __always_inline __u32 record_size(__u32 kind)

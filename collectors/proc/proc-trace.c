@@ -84,7 +84,6 @@ static int fill_env_names(struct proc_tracer *t)
 static int open_and_load(struct proc_tracer *t, uint64_t ring_size, uint64_t share_rate,
 			 int with_unix)
 {
-	uint64_t burst;
 	int r;
 
 	t->skel = proc_trace__open();
@@ -95,9 +94,8 @@ static int open_and_load(struct proc_tracer *t, uint64_t ring_size, uint64_t sha
 	/* A sandbox may hold an eighth of the ring at once (PROC_TRACE_SHARE_MIN at least, what
 	 * an honest step's start takes, but never more than half the ring), refilled at
 	 * share_rate; past half full, the rest is for sandboxes that are not spending theirs
-	 * (proc-trace.bpf.c). */
-	burst = ring_size / 8 > PROC_TRACE_SHARE_MIN ? ring_size / 8 : PROC_TRACE_SHARE_MIN;
-	t->skel->rodata->share_burst = burst < ring_size / 2 ? burst : ring_size / 2;
+	 * (collectors/share.bpf.h). */
+	t->skel->rodata->share_burst = bpf_share_burst(ring_size, PROC_TRACE_SHARE_MIN);
 	t->skel->rodata->share_rate = share_rate;
 	t->skel->rodata->share_reserve_at = ring_size / 2;
 	if ((r = bpf_map__set_max_entries(t->skel->maps.events, (uint32_t)ring_size)) < 0)
@@ -223,23 +221,10 @@ static int attach_cgroup_hooks(struct proc_tracer *t, uint64_t cgid, const char 
 	return 0;
 }
 
-/* Tells the kernel side which levels to look at (the shallowest and deepest watched). */
 static void set_levels(struct proc_tracer *t)
 {
-	unsigned lo = 0, hi = 0;
-
-	for (unsigned l = 1; l <= PROC_TRACE_LEVEL_MAX; l++)
-		if (t->at_level[l]) {
-			lo = lo ? lo : l;
-			hi = l;
-		}
-	if (!lo)
-		lo = hi = PROC_TRACE_SANDBOX_LEVEL;
-	/* Widen before narrowing so no watched level is ever out of the range in between. */
-	if (lo < t->skel->data->level_lo)
-		t->skel->data->level_lo = lo;
-	t->skel->data->level_hi = hi;
-	t->skel->data->level_lo = lo;
+	bpf_levels_set(t->at_level, PROC_TRACE_LEVEL_MAX, PROC_TRACE_SANDBOX_LEVEL,
+		       &t->skel->data->level_lo, &t->skel->data->level_hi);
 }
 
 int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,

@@ -1,7 +1,12 @@
 # DNS from inside a sandbox, as a tool (or an attacker) would: through the C library, and by
 # hand to the nameserver in resolv.conf. dig may be missing: the packets are built here.
 # usage: dnsq.py getaddrinfo NAME | query NAME TYPE [tcp] | tunnel DOMAIN N | garbage | flood N
-import os, random, socket, string, struct, sys
+#        | queries NAME N PAUSE (N A queries, ids 1..N, PAUSE seconds apart, each asked again
+#          until answered: prints "answered N")
+#        | qflood SECONDS [PROCS] (well-formed queries for one name the gate refuses, as fast as
+#          they go from PROCS processes for SECONDS of wall-clock time, answers not awaited: a
+#          flood frozen past its end stops once thawed; prints each process's count)
+import os, random, socket, string, struct, sys, time
 
 def nameserver():
     for line in open("/etc/resolv.conf"):
@@ -55,6 +60,39 @@ elif cmd == "flood":  # N datagrams too short to be DNS, as fast as they go: the
     for i in range(int(sys.argv[2])):
         s.sendto(b"flood%02d" % (i % 100), (nameserver(), 53))
     print("sent", sys.argv[2])
+elif cmd == "queries":
+    for i in range(1, int(sys.argv[3]) + 1):
+        while True:
+            try:
+                query(sys.argv[2], "A", qid=i)
+                break
+            except socket.timeout:
+                pass
+        time.sleep(float(sys.argv[4]))
+    print("answered", sys.argv[3])
+elif cmd == "qflood":
+    end = time.monotonic() + float(sys.argv[2])
+    kids = []
+    for _ in range(int(sys.argv[3]) - 1 if len(sys.argv) > 3 else 0):
+        pid = os.fork()
+        if pid == 0:
+            kids = None  # a child floods, and waits for no one
+            break
+        kids.append(pid)
+    # Connected: a datagram with no address of its own is no sendmsg record of the process
+    # tracer, so the flood is the DNS tracer's alone.
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((nameserver(), 53))
+    n = 0
+    while time.monotonic() < end:  # read before each query: thawed past its end, no more
+        try:
+            s.send(packet("flood.invalid", "A", n & 0xFFFF))
+        except OSError:  # ECONNREFUSED, ENOBUFS: the flood goes on
+            pass
+        n += 1
+    print(n, flush=True)
+    for pid in kids or []:
+        os.waitpid(pid, 0)
 elif cmd == "garbage":
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.sendto(os.urandom(7), (nameserver(), 53))  # shorter than a header

@@ -67,35 +67,14 @@ for s in ("fa", "fz"):
     over = sum(e["fields"]["over_share"] for e in loss)
     assert over > 0, "%s: its loss was not past its share" % s
     print("   %s: %d socket and connect records lost, %d of them past its share" % (s, lost, over))
-blind = [e for e in tl["fa"] if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
-assert blind and all(e["fields"]["action"] == "alert" for e in blind), blind
-assert not [e for e in tl["fa"] if e["kind"] == "action.freeze"], "fa (on_lost_events alert) was frozen"
-blind = [e for e in tl["fz"] if e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind"]
-assert blind and blind[0]["fields"]["action"] == "freeze" and blind[0]["fields"]["severity"] == "high", blind
-ids = {e["id"]: e for e in tl["fz"]}
-assert all(ids[i]["kind"] == "monitor.loss" for i in blind[0]["fields"]["event_ids"]), blind[0]
-fr = [e for e in tl["fz"] if e["kind"] == "action.freeze"]
-assert fr and fr[0]["fields"]["requested_by"] == "monitor.blind", fr
 PY
+assert_blind_acted fa fz
 ok "fb lost nothing and every connect got its verdict; fa's and fz's loss is their own; fz's verdict froze it"
 
 # The detectors run behind fa's flood: before the thaw, every monitor.loss of fz's is judged
 # (a loss judged after it would freeze fz again, as it should).
-judged() {
-	"$FB" timeline fz --json | python3 -c '
-import json, sys
-ev = [json.loads(l) for l in sys.stdin]
-print(sum(e["kind"] == "monitor.loss" for e in ev),
-      sum(e["kind"] == "verdict" and e["fields"]["rule"] == "monitor.blind" for e in ev))'
-}
-prev=""
-for _ in $(seq 50); do
-	j=$(judged)
-	[ "${j% *}" = "${j#* }" ] && [ "$j" = "$prev" ] && break
-	prev=$j
-	sleep 0.2
-done
-[ "${j% *}" = "${j#* }" ] || fail "fz's losses and monitor.blind verdicts: $j"
+judged() { loss_judged fz; }
+wait_loss_judged fz
 # A loss the detectors judge only after the thaw (they run behind fa's flood) freezes fz again, as
 # documented: then there must be a new monitor.blind verdict, and it is thawed again.
 for attempt in 1 2 3 4 5; do
