@@ -61,8 +61,7 @@ static int read_value(const struct policy_credential *c, char *buf, size_t size)
 					 c->name, c->from, i),
 			       -EINVAL;
 	if (n == 0)
-		return log_error("firebreak create: credential %s: %s is empty", c->name,
-				 c->from),
+		return log_error("firebreak create: credential %s: %s is empty", c->name, c->from),
 		       -EINVAL;
 	return (int)n;
 }

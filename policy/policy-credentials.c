@@ -160,8 +160,9 @@ static int parse_credential(struct policy_parse *ctx, const char *name, json_t *
 	if ((r = policy_check_keys(ctx, obj, path, known, ARRAY_SIZE(known))) < 0)
 		return r;
 	if (!name_valid(name))
-		return policy_fail(ctx, path, 1, "credential \"%.64s\": a name is 1-%d of [a-z0-9_-]",
-				   name, CREDENTIAL_NAME_MAX);
+		return policy_fail(ctx, path, 1,
+				   "credential \"%.64s\": a name is 1-%d of [a-z0-9_-]", name,
+				   CREDENTIAL_NAME_MAX);
 	if (!(c->name = strdup(name)))
 		return -ENOMEM;
 	if ((r = policy_get_string(ctx, obj, path, "from", 1, &c->from)) < 0 ||
