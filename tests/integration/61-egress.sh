@@ -78,7 +78,7 @@ attack() {
 	fi
 	world_marker "$name"
 	bash "$WORLDSH" capture-stop "$WORLD" "$name" >/dev/null || fail "capture-stop"
-	sleep 1.5 # the monitor stores a destination's denied packets once a second
+	nflog_marker eg1 # every denied packet of the attack is in a stored net.denied by then
 	"$FB" timeline eg1 --json | python3 -c '
 import json, sys
 protos = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
