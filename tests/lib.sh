@@ -223,6 +223,74 @@ assert fr and fr[0]["fields"]["requested_by"] == "monitor.blind", fr
 PY
 }
 
+# wait_for SECONDS COMMAND...: runs the command every 50 ms until it succeeds (returns 0) or
+# SECONDS of wall clock have passed (returns 1): a wait for a condition with a deadline, where a
+# fixed sleep would pass a negative check whenever the pipeline is merely slow.
+wait_for() {
+	local deadline=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# has_event SANDBOX KIND [KEY=VALUE...]: whether the sandbox's timeline holds an event of KIND
+# whose fields have those values (compared as text; step=N and tool=NAME are the event's own).
+has_event() {
+	"$FB" timeline "$1" --json | python3 -c '
+import json, sys
+kind, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+for e in map(json.loads, sys.stdin):
+    f = dict(e.get("fields") or {}, step=e.get("step"), tool=e.get("tool"))
+    if e["kind"] == kind and all(str(f.get(k)) == v for k, v in want.items()):
+        sys.exit(0)
+sys.exit(1)' "${@:2}"
+}
+
+# nflog_marker SANDBOX: before a check of the gate's denied packets (net.denied), proof that the
+# monitor stored every aggregate of the packets denied before now, in place of a sleep. A root
+# process in the sandbox's network namespace (outside its cgroup, as an escaped attacker)
+# sends one datagram to a destination of its own (192.0.2.77, TEST-NET-1, on a fresh port); the
+# gate drops and logs it after everything sent before it, and the wait (5 s at most) is for its
+# net.denied. The collector (collectors/nflog) stores an aggregate once it is a second old, all
+# of those of one pass in the order they were opened, so one opened before the marker's is stored
+# no later than the marker's.
+FB_NFLOG_MARKER_PORT=40000
+nflog_marker() {
+	local init
+	init=$(state_field "$1" init_pid) || fail "no init pid of $1"
+	FB_NFLOG_MARKER_PORT=$((FB_NFLOG_MARKER_PORT + 1))
+	nsenter --net="/proc/$init/ns/net" python3 -c '
+import socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"marker", ("192.0.2.77", int(sys.argv[1])))' \
+		"$FB_NFLOG_MARKER_PORT" || fail "the NFLOG marker from $1 was not sent"
+	wait_for 5 has_event "$1" net.denied dst=192.0.2.77 port="$FB_NFLOG_MARKER_PORT" ||
+		fail "the monitor never stored the NFLOG marker of $1 (192.0.2.77 udp/$FB_NFLOG_MARKER_PORT)"
+}
+
+# file_marker SANDBOX TOOL: before a check of file events (or of the verdicts they make), proof
+# that the file collector read and judged everything the sandbox did before now, in place of a
+# sleep. On a fresh step, TOOL (one that may run dash -c) writes /workspace/.fb-marker-STEP (the
+# sandbox's file system group) and reads its own /proc/self/stat (the /proc group); the wait (5 s
+# at most) is for both events: each group's queue is read in order.
+file_marker() {
+	local step
+	FB_MARKER_STEP=$((FB_MARKER_STEP + 1))
+	step=$FB_MARKER_STEP
+	"$FB" exec "$1" --tool "$2" --step "$step" -- dash -c \
+		"echo m >/workspace/.fb-marker-$step && read -r s </proc/self/stat" </dev/null \
+		>/dev/null 2>&1 || fail "the file marker call in $1 failed"
+	wait_for 5 has_event "$1" file.write step="$step" path="/workspace/.fb-marker-$step" ||
+		fail "the monitor never recorded the file marker's write (step $step of $1)"
+	wait_for 5 file_marker_proc "$1" "$step" ||
+		fail "the monitor never recorded the file marker's /proc read (step $step of $1)"
+}
+file_marker_proc() {
+	"$FB" timeline "$1" --step "$2" --json | grep -q '"kind":"file.open".*"path":"/proc/[0-9]*/stat"'
+}
+
 # Stops the daemon with SIGTERM and requires a clean exit 0.
 stop_daemon() {
 	kill -TERM "$DAEMON_PID"

@@ -33,7 +33,7 @@ PY
 "$FB" exec pr1 --tool attack --step 800 -- python3 /workspace/sp.py
 assert_eq "$?" "3" "the tool call exits 3"
 for _ in $(seq 20); do /bin/true; done # bystanders, outside any sandbox
-sleep 0.3
+monitor_marker pr1 # the step's records, and the bystanders' (none may be stored), are read
 check_step 800
 ok "exec, fork, the child's exec and both exits, on step 800 of tool attack, in order"
 stats=$("$FB" status --json)
@@ -47,7 +47,7 @@ kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 start_daemon
 "$FB" exec pr1 --tool attack --step 801 -- python3 /workspace/sp.py
-sleep 0.3
+monitor_marker pr1
 check_step 801
 ok "a restarted monitor re-adopts the running sandbox and keeps attributing its processes"
 check "destroy" "$FB" destroy pr1

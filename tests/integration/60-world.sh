@@ -2,8 +2,10 @@
 # The network test world (tests/world) works and stays in its namespaces: every fake service
 # answers a client attached to the world only and logs the contact; the DNS authority answers
 # *.test, logs every exfil.test query and forwards nothing; a capture counts exactly the packets
-# sent (and zero when none are); the host's network namespace gains no address, route or link;
-# a failed or repeated `up` leaves nothing; services end on their own; `down` removes everything.
+# sent (and zero when none are); the world's recorder saw nothing arrive that the test did not
+# send, up to a marker it must have seen; the host's network namespace gains no address, route or
+# link; a failed or repeated `up` leaves nothing; services end on their own; `down` removes
+# everything.
 . "$(dirname "$0")/../lib.sh"
 fb_setup
 WORLD=$FB_ROOT/tests/world/world.sh
@@ -193,6 +195,27 @@ grep -qE ' fd00:ec2::254\.80$' "$T/dests" || fail "capture-dests has no IPv6: $(
 ok "capture-dests counts per destination"
 "$WORLD" capture-stop "$W" all >/dev/null 2>&1 && fail "a stopped capture stopped again"
 ok "stopping a capture twice fails"
+
+# ---- the recorder: every packet that arrived in the world since up came from the client and
+# went to a service the test used; the window ends with a datagram that must be recorded, so an
+# empty record would prove nothing.
+arrivals() { "$WORLD" arrivals "$W"; }
+to_c2_udp() { arrivals | grep -c ' 203\.0\.113\.66\.53$'; }
+before=$(to_c2_udp)
+assert_eq "$(client udp 203.0.113.66 53 "recorder-marker")" "firebreak-world c2" "the recorder's marker datagram"
+marker_recorded() { [ "$(to_c2_udp)" -gt "$before" ]; }
+wait_for 5 marker_recorded || fail "the recorder never recorded the marker datagram"
+arrivals >"$T/arrivals" || fail "arrivals"
+# The services the test used, by address.port; and ICMP from the client to the c2, its port
+# unreachable for the c2's answers to the datagrams sent with --no-reply.
+awk -v c4="$C1_ADDR" -v c6="$C1_ADDR6" '
+BEGIN { split("169.254.169.254.80 fd00:ec2::254.80 203.0.113.66.443 203.0.113.66.4444 " \
+	"203.0.113.66.53 198.51.100.7.80 198.51.100.7.443 198.51.100.53.53 203.0.113.66", a, " ")
+	for (i in a) ok[a[i]] = 1 }
+{ src = $1; if (src != c4) sub(/\.[0-9]+$/, "", src)
+  if ((src != c4 && src != c6) || !($2 in ok)) print }' "$T/arrivals" >"$T/stray"
+[ -s "$T/stray" ] && fail "the world received what the test did not send: $(head -n 5 "$T/stray")"
+ok "the recorder saw $(wc -l <"$T/arrivals") packets arrive, each from the client to a service the test used"
 
 # ---- down
 pids=$(cut -d' ' -f1 "$W"/run/*.pid)

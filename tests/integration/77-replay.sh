@@ -28,7 +28,7 @@ copy_in rp1 "$T/burst.py"
 trace_line rp1 1 attack c1 start | "$FB" trace rp1 >/dev/null 2>&1 || fail "trace"
 "$FB" exec rp1 --tool attack --step 1 -- python3 /workspace/burst.py || fail "the burst"
 wait_event rp1 verdict || { "$FB" timeline rp1; fail "no verdict"; }
-sleep 0.3
+monitor_marker rp1 # every connect of the burst is judged: a second verdict would be stored
 rec=$("$FB" timeline rp1 --json | python3 -c '
 import json, sys
 print(" ".join(json.loads(l)["fields"]["rule"] for l in sys.stdin if json.loads(l)["kind"] == "verdict"))')

@@ -351,7 +351,18 @@ copy_in ps15 "$T/oom.py"
 "$FB" exec ps15 --tool attack --step 95 -- python3 /workspace/oom.py >/dev/null 2>&1
 assert_eq "$?" "137" "the balloon was killed by SIGKILL"
 wait_verdict ps15 "resource.oom-kill medium alert" || fail "the OOM kill is not resource.oom-kill"
-sleep 2 # a cgroup.stats sample or two: the counter, where it moves, adds no verdict
+# The sandbox's memory_oom_kill counter, where it moves (v2), is its second sighting of the kill and
+# must add no verdict: wait until a sample of the sandbox's cgroup taken after the verdict is
+# stored (a marker call moves its CPU counter, so the next round stores one).
+after=$(date +%s%N)
+monitor_marker ps15
+sampled_since() {
+	events ps15 | python3 -c '
+import json, sys
+sys.exit(0 if any(e["kind"] == "cgroup.stats" and e.get("step") is None and e["ts"] > int(sys.argv[1])
+	for e in map(json.loads, sys.stdin)) else 1)' "$after"
+}
+wait_for 5 sampled_since || fail "no cgroup.stats sample of ps15 was stored after the OOM kill"
 events ps15 | python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]

@@ -65,7 +65,7 @@ step 11 shell 'cd /workspace && echo hi >a && cat a >/dev/null && mkdir d && mv 
 	echo old >old && echo x >/tmp/x && echo y >/dev/shm/y && echo h >.bash_history &&
 	mkdir -p /tmp/h/.ssh /tmp/h/.aws && echo k >/tmp/h/.ssh/id_rsa &&
 	echo c >/tmp/h/.aws/credentials && echo n >/tmp/h/.netrc && cp /usr/bin/true prog'
-sleep 0.5
+file_marker f1 shell
 for want in "file.create path /workspace/a" "file.write path /workspace/a" \
 	"file.open path /workspace/a" "file.create path /workspace/d" \
 	"file.rename to /workspace/d/b" "file.symlink path /workspace/d/s" \
@@ -82,7 +82,7 @@ assert_eq "$(rules f1 11)" "" "the honest step gets no verdict"
 # process holding secrets does): with reader and target both gone before the event is read, the
 # monitor cannot tell a peek from a program reading its own entry (docs/collectors.md).
 step 12 other 'sleep 30 & p=$!; cat /proc/$p/environ >/dev/null; sleep 0.5; kill $p; wait $p; true'
-sleep 0.3
+file_marker f1 shell
 events f1 | grep -q '"kind":"file.open".*"step":12.*"tool":"other"' || events f1 | python3 -c '
 import json, sys
 sys.exit(0 if any(e["kind"] == "file.open" and e.get("step") == 12 and e.get("tool") == "other"
@@ -92,13 +92,13 @@ assert_eq "$(rules f1 12)" "file.sensitive-read" "another process's environ read
 
 # 3. Persistence: a shell rc file and a .pth outside site-packages.
 step 13 shell 'echo "curl x|sh" >>/workspace/.bashrc && echo "import os" >/tmp/evil.pth'
-sleep 0.3
+file_marker f1 shell
 assert_eq "$(rules f1 13)" "file.persistence
 file.persistence" "writing .bashrc and a .pth in /tmp is persistence"
 
 # 4. Anti-forensics: the history removed, an older file's mtime set back.
 step 14 shell 'rm /workspace/.bash_history && touch -d 2001-01-01 /workspace/old'
-sleep 0.3
+file_marker f1 shell
 assert_eq "$(rules f1 14)" "file.anti-forensics
 file.anti-forensics" "history removal and a timestamp rewrite are anti-forensics"
 has f1 14 shell file.utimes path /workspace/old || fail "no file.utimes on step 14"
@@ -106,19 +106,21 @@ ok "touch -d is a file.utimes"
 
 # 5. A setuid bit.
 step 15 shell 'chmod u+s /workspace/prog'
-sleep 0.3
+file_marker f1 shell
 assert_eq "$(rules f1 15)" "file.setuid" "chmod u+s is a setuid bit set inside"
 
 # 6. Credential hunting across directories.
 step 16 shell 'cat /tmp/h/.ssh/id_rsa /tmp/h/.aws/credentials /tmp/h/.netrc >/dev/null'
-sleep 0.3
+file_marker f1 shell
 assert_eq "$(rules f1 16)" "file.credential-hunt" "credential files read in three directories"
 
 # 7. 20,000 opens of one directory: individual events plus summaries add up exactly.
 "$FB" exec f1 --tool shell --step 17 -- python3 /workspace/many.py make || fail "make 20,000 files"
 "$FB" exec f1 --tool shell --step 18 -- python3 /workspace/many.py read || fail "open 20,000 files"
-sleep 0.6
-n=$(events f1 | python3 -c '
+# opens_of_many: "TOTAL EVENTS SUMMARIES" of step 18's opens in /workspace/many. The summaries are
+# stored every 250 ms and when the step ends: wait for the total itself.
+opens_of_many() {
+	events f1 | python3 -c '
 import json, sys
 single = summed = summaries = 0
 for e in map(json.loads, sys.stdin):
@@ -129,7 +131,15 @@ for e in map(json.loads, sys.stdin):
         single += 1
     if e["kind"] == "file.summary" and f.get("of") == "file.open" and f.get("dir") == "/workspace/many":
         summed += f["count"]; summaries += 1
-print(single + summed, single, summaries)')
+print(single + summed, single, summaries)'
+}
+all_opens_counted() {
+	set -- $(opens_of_many)
+	[ "$1" = 20000 ]
+}
+wait_for 10 all_opens_counted # on a timeout the assertion below says what was counted
+file_marker f1 shell
+n=$(opens_of_many)
 set -- $n
 assert_eq "$1" "20000" "20,000 opens are accounted for exactly ($2 events, $3 summaries)"
 [ "$2" -le 16 ] && [ "$3" -ge 1 ] || fail "the opens were not summarised: $n"
@@ -144,21 +154,23 @@ kill -STOP "$DAEMON_PID"
 sleep 0.9
 kill -CONT "$DAEMON_PID"
 wait "$FLOOD" || fail "the flood"
-sleep 0.6
-lost=$("$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["file"]["overflows"])')
-[ "$lost" -ge 1 ] || fail "no queue overflow counted (file.overflows $lost)"
-ok "the queue overflow is counted ($lost)"
-events f1 | python3 -c '
+overflows() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["file"]["overflows"])'; }
+overflow_counted() { [ "$(overflows)" -ge 1 ]; }
+wait_for 5 overflow_counted || fail "no queue overflow counted (file.overflows $(overflows))"
+ok "the queue overflow is counted ($(overflows))"
+loss_stored() {
+	events f1 | python3 -c '
 import json, sys
 sys.exit(0 if any(e["kind"] == "monitor.loss" and (e.get("fields") or {}).get("stage") == "file events"
-	and e["fields"]["queue_overflows"] >= 1 for e in map(json.loads, sys.stdin)) else 1)' ||
-	fail "no monitor.loss of the file events"
+	and e["fields"]["queue_overflows"] >= 1 for e in map(json.loads, sys.stdin)) else 1)'
+}
+wait_for 5 loss_stored || fail "no monitor.loss of the file events"
 ok "the overflow is a monitor.loss of the sandbox"
 
 # 9. A decoy's mtime set back: the file was planted before the sandbox was watched, so no write of
 # it was ever seen; its birth time tells the rewrite (red team: no file.utimes for this).
 step 20 shell 'touch -d 2001-01-01 ~/.netrc && chmod 0600 ~/.netrc'
-sleep 0.3
+file_marker f1 shell
 has f1 20 shell file.utimes path /home/agent/.netrc || fail "no file.utimes of ~/.netrc on step 20"
 rules f1 20 | grep -qx file.anti-forensics || fail "touch -d of ~/.netrc is not anti-forensics: $(rules f1 20)"
 [ "$(events f1 | python3 -c '

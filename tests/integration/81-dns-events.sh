@@ -15,6 +15,18 @@ copy_in dn1 "$FB_ROOT/tests/attacks/dnsq.py"
 
 q() { "$FB" exec dn1 --tool "$1" --step "$2" -- python3 /workspace/dnsq.py "${@:3}"; }
 events() { "$FB" timeline dn1 --json >"$T/tl.jsonl" || fail "timeline"; }
+# dns_marker: before a check of DNS events (or of their verdicts), proof that the monitor read and
+# judged every DNS record of the sandbox before now, in place of a sleep: on a fresh step, a query
+# for a name of its own (mSTEP.fb-marker.test: the gate answers NXDOMAIN), and a wait (5 s at
+# most) for its dns.answer. The DNS hooks have one ring, read in order; the answer follows the query.
+dns_marker() {
+	local name
+	FB_MARKER_STEP=$((FB_MARKER_STEP + 1))
+	name=m$FB_MARKER_STEP.fb-marker.test
+	q run_tests "$FB_MARKER_STEP" query "$name" A >/dev/null || fail "the DNS marker query $name"
+	wait_for 5 has_event dn1 dns.answer step="$FB_MARKER_STEP" name="$name" ||
+		fail "the monitor never recorded the DNS marker's answer ($name)"
+}
 
 # The C library's resolver, for an allowed name and a refused one.
 assert_eq "$(q install_deps 901 getaddrinfo registry.test)" "198.51.100.7" "registry.test resolves"
@@ -26,12 +38,12 @@ assert_eq "$(q run_tests 903 getaddrinfo docs.test)" "198.51.100.7" \
 # query over TCP.
 q run_tests 904 query registry.test TXT >"$T/txt" || fail "TXT query"
 q install_deps 905 query registry.test A tcp >"$T/tcp" || fail "TCP query"
-sleep 0.3
+dns_marker
 events
 python3 - "$T/tl.jsonl" "$(cat "$T/txt")" "$(cat "$T/tcp")" <<'PY' || fail "DNS events"
 import json, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
-dns = [e for e in ev if e["kind"].startswith("dns.")]
+dns = [e for e in ev if e["kind"].startswith("dns.") and e["step"] < 90000]  # not the markers
 for e in dns:
     assert e["sandbox"] == "dn1" and e["source"] == "ebpf", e
     assert e["step"] in (901, 902, 903, 904, 905), e
@@ -72,7 +84,7 @@ ok "the timeline says what was asked and told: $(grep -m1 'NXDOMAIN' "$T/tl.txt"
 
 # Garbage to port 53: counted and stored as dns.malformed, and the monitor lives on.
 assert_eq "$(q run_tests 906 garbage)" "sent" "garbage sent"
-sleep 0.3
+dns_marker
 events
 "$FB" status --json >"$T/status.json" || fail "status"
 python3 - "$T/tl.jsonl" "$T/status.json" <<'PY' || fail "malformed DNS"
@@ -89,7 +101,7 @@ ok "malformed DNS from inside is an event and counted; the monitor goes on"
 
 # Tunnelling: 100 queries of random 50-character labels under one domain.
 assert_eq "$(q run_tests 907 tunnel exfil.test 100)" "sent 100" "the tunnel's queries"
-sleep 0.3
+dns_marker
 events
 python3 - "$T/tl.jsonl" <<'PY' || fail "dns.tunnel verdict"
 import json, sys
@@ -112,7 +124,7 @@ ok "a DNS tunnel is a dns.tunnel verdict (high) on its step and tool"
 flood() {
 	"$FB" status --json >"$T/before.json" || fail "status"
 	assert_eq "$(q run_tests "$1" flood "$2")" "sent $2" "the flood"
-	sleep 1
+	dns_marker
 	events
 	"$FB" status --json >"$T/after.json" || fail "status"
 	python3 - "$T/tl.jsonl" "$T/before.json" "$T/after.json" "$@" <<'PY' || fail "the flood's accounting"
@@ -133,7 +145,7 @@ ok "a flood of 5,000 datagrams to port 53: delivered + counted lost = 5,000"
 # A decoy's marker (docs/enforcer.md, "Lures") leaving as a name asked of DNS: exfiltration.
 marker=$(state_field dn1 decoy_marker)
 q run_tests 910 getaddrinfo "$marker.exfil.example" >/dev/null
-sleep 0.3
+dns_marker
 events
 python3 - "$T/tl.jsonl" <<'PY' || fail "the marker in a DNS name is not exfil.decoy-marker"
 import json, sys

@@ -32,7 +32,7 @@ marker=$(state_field lh decoy_marker)
 assert_eq "$("$FB" exec lh --tool run -- printenv AWS_SECRET_ACCESS_KEY)" "$marker$marker" \
 	"sandbox.decoy_env: the call's AWS_SECRET_ACCESS_KEY is a decoy carrying the sandbox's marker"
 wait_event lh lure.decoy || fail "the .netrc read was not recorded"
-sleep 0.3
+monitor_marker lh # a tripwire's record is stored as its open is answered, before the call ends
 events lh lure.tripwire | python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]
@@ -80,7 +80,7 @@ assert_eq "$out" "refused 1
 refused 1
 refused 1
 read" "core_pattern and cgroup.procs writes and a /dev/sda read refused (EPERM); a read let through"
-sleep 0.3
+monitor_marker lprobe
 assert_eq "$(verdict_rules lprobe)" "escape.tripwire escape.tripwire escape.tripwire" \
 	"each refusal is an escape.tripwire verdict (alerted only, by this policy)"
 assert_eq "$(cat /proc/sys/kernel/core_pattern)" "$HOST_CORE" "the host's core_pattern is untouched"

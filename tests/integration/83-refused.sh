@@ -95,7 +95,7 @@ copy_in rhonest "$T/lookup.py"
 "$FB" exec rhonest --tool attack --step 1 -- python3 /workspace/lookup.py >"$T/h.out" 2>&1 ||
 	fail "honest lookups: $(cat "$T/h.out")"
 assert_eq "$(cat "$T/h.out")" "root root" "account lookups work through the tripwires"
-sleep 0.3
+monitor_marker rhonest # a tripwire's record is stored as its open is answered, before the call ends
 assert_eq "$(verdict_rules rhonest)" "" "honest account lookups get no verdict"
 "$FB" timeline rhonest --json | grep -q '"kind":"lure.tripwire"' && fail "an honest account lookup was recorded"
 ok "account lookups read the host's files through the tripwires: no event, no verdict"

@@ -18,6 +18,8 @@
 #   world.sh capture-dests DIR NAME      "COUNT DESTINATION" per destination in that capture
 #   world.sh contacts DIR SERVICE        the contact log of metadata, c2, registry, api, badcert
 #                                        or dns
+#   world.sh arrivals DIR                what the recorder saw arrive in the world, a packet a
+#                                        line: "SOURCE DESTINATION" (tcpdump's notation)
 #   world.sh gc                          remove a world a crashed run left (no DIR needed)
 set -eu
 
@@ -343,6 +345,7 @@ cmd_up() {
 		die "$WORLD_NS has a default route"
 
 	make_tls
+	recorder_start "$t"
 	start_services "$t"
 	probe_services
 	trap - EXIT
@@ -528,6 +531,49 @@ cmd_contacts() {
 	fi
 }
 
+# ---- the recorder: every packet arriving in the world, on any of its links, for its whole life
+
+RECORDER_PCAP=recorder.pcap
+
+# recorder_start SECONDS: tcpdump on every interface of the world (-i any: links attached later,
+# the gate's and the clients', too), packets arriving only (-Q in), link housekeeping left out;
+# it ends on its own after SECONDS, as the services do. Returns once tcpdump is capturing, so
+# nothing the services or the probe receive escapes it.
+recorder_start() {
+	local err=$CAPS/recorder.err
+	launch recorder "$err" timeout "$1" tcpdump -i any -Q in -nn -s "$CAPTURE_SNAPLEN" \
+		-B "$CAPTURE_BUFFER_KB" -U --immediate-mode -Z root -w "$CAPS/$RECORDER_PCAP" \
+		-- "not ($CAPTURE_NOISE)"
+	for _ in $(seq 100); do
+		grep -q "listening on" "$err" 2>/dev/null && return 0
+		group_alive "$(cut -d' ' -f1 "$RUN/recorder.pid")" || die "the recorder exited: $(cat "$err")"
+		sleep 0.05
+	done
+	die "the recorder did not start within 5 s: $(cat "$err")"
+}
+
+# Prints "SOURCE DESTINATION" per packet the recorder has written so far, in order (the readiness
+# probe's own left out, as contacts leaves out its contacts; not by interface: a pcap names an
+# interface by its index, which only the world could resolve, and only while it exists). The file
+# is being written: a last packet caught half-written is left for the next call.
+cmd_arrivals() {
+	local pcap out
+	[ $# -eq 1 ] || usage
+	set_dir "$1"
+	pcap=$CAPS/$RECORDER_PCAP
+	[ -f "$pcap" ] || die "no recorder in $DIR (is the world up?)"
+	out=$(tcpdump -r "$pcap" -nn 2>"$CAPS/recorder.read") ||
+		grep -q "truncated dump file" "$CAPS/recorder.read" ||
+		die "read $pcap: $(cat "$CAPS/recorder.read")"
+	# "12:00:00.000000 fb-wc1-1 In  IP 10.198.254.6.41234 > 198.51.100.7.80: Flags [S], ..."
+	awk -v p4="$PROBE4" -v p6="$PROBE6" '/^[0-9]/ {
+		for (i = 3; i < NF; i++) if ($(i + 1) == ">") { s = $i; d = $(i + 2); break }
+		if (i == NF) next
+		sub(/:$/, "", d)
+		if (index(s, p4 ".") != 1 && index(s, p6 ".") != 1) print s, d
+	}' <<<"$out"
+}
+
 # ---- gc: no DIR survived (a crashed test removed it), so go by name
 
 cmd_gc() {
@@ -558,6 +604,7 @@ capture-start) cmd_capture_start "$@" ;;
 capture-stop) cmd_capture_stop "$@" ;;
 capture-dests) cmd_capture_dests "$@" ;;
 contacts) cmd_contacts "$@" ;;
+arrivals) cmd_arrivals "$@" ;;
 gc) cmd_gc "$@" ;;
 *) usage ;;
 esac
