@@ -16,8 +16,8 @@
 # clang's libFuzzer and sanitizer runtimes (make fuzz), only recommended by Debian 12's clang.
 PACKAGES := gcc make pkg-config clang libclang-rt-14-dev llvm bpftool libbpf-dev libelf-dev zlib1g-dev \
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
-	libjansson-dev libseccomp-dev bubblewrap python3 python3-pytest python3-pip git curl \
-	iproute2 util-linux procps nftables dnsmasq-base tcpdump libnl-3-dev \
+	libjansson-dev libseccomp-dev libssl-dev bubblewrap python3 python3-pytest python3-pip git curl \
+	iproute2 util-linux procps nftables dnsmasq-base tcpdump libnl-3-dev openssl squid-openssl \
 	libnl-route-3-dev prometheus chromium clang-format python3-venv zip unzip xz-utils
 
 BUILD    := build
@@ -126,7 +126,7 @@ $(BUILD)/firebreakd: $(MONITOR_OBJ) $(BUILD)/libfirebreak.a
 # (The linker's notes about dlopen and NSS lookups concern SQLite's extension loading and
 # libnl's name lookups, which we never use: addresses are numeric.)
 STATIC_LIBS := -l:libsqlite3.a -l:libjansson.a -l:libseccomp.a -l:libnl-route-3.a -l:libnl-3.a \
-	-l:libbpf.a -l:libelf.a -l:libz.a -lm -lpthread
+	-l:libbpf.a -l:libelf.a -l:libcrypto.a -l:libz.a -lm -lpthread -ldl
 $(BUILD)/firebreak: $(CLI_OBJ) $(ENFORCER_OBJ) $(BUILD)/libfirebreak.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -static-pie $^ $(STATIC_LIBS) -o $@ 2>$(BUILD)/link.log; \
@@ -167,11 +167,11 @@ unit: all $(UNIT_BIN)
 
 # Runs a program in the DNS gate's jail, built by the enforcer's own code (tests/integration/84-*).
 $(BUILD)/tests/dns-jail-exec: tests/integration/dns-jail-exec.c $(BUILD)/enforcer/egress-dns-jail.o \
-		$(BUILD)/enforcer/gate-jail.o $(BUILD)/libfirebreak.a
+		$(BUILD)/enforcer/gate-jail.o $(BUILD)/enforcer/netns.o $(BUILD)/libfirebreak.a
 	@mkdir -p $(@D)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Ienforcer $< $(BUILD)/enforcer/egress-dns-jail.o \
-		$(BUILD)/enforcer/gate-jail.o $(BUILD)/libfirebreak.a $(LIBS) -o $@
+		$(BUILD)/enforcer/gate-jail.o $(BUILD)/enforcer/netns.o $(BUILD)/libfirebreak.a $(LIBS) -o $@
 
 
 # The unit tests once more, built with AddressSanitizer and UndefinedBehaviorSanitizer over

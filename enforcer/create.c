@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include "egress-dns.h"
+#include "egress-proxy.h"
+#include "proxy-ca.h"
 #include "egress.h"
 #include "egress-hook-user.h"
 #include "init.h"
@@ -103,7 +105,9 @@ static int connect_network(const struct config *cfg, const char *name, const cha
 	snprintf(line, sizeof(line), "nameserver %s\noptions timeout:2 attempts:1\n", l.gate4);
 	if ((r = write_file(resolv, line)) < 0)
 		return r;
-	return egress_dns_start(cfg, name, st->link, policy);
+	if ((r = egress_dns_start(cfg, name, st->link, policy)) < 0)
+		return r;
+	return egress_proxy_start(cfg, name, st->link, policy, st->decoy_marker);
 }
 
 /* Forks the init into new mount, pid, net, ipc and uts namespaces; returns its pid or -errno. */
@@ -190,16 +194,17 @@ struct create_run {
 	struct sandbox_state st;
 	struct policy *policy;
 	struct report *rp;
-	char dir[PATH_MAX];  /* the sandbox's state dir */
-	char root[PATH_MAX]; /* where the init builds the sandbox's tree */
-	char rel[128];	     /* the sandbox's cgroup */
-	int link_lock;	     /* the sandboxes' lock, held until the state is saved */
-	int made_cgroup;     /* the cgroup is ours to remove */
-	int kill_fd;	     /* its cgroup.kill, for the init's wall clock */
-	int go[2];	     /* the init waits on go[0] until it is in the cgroup */
-	int rep[2];	     /* the init's verdict arrives on rep[0] */
-	pid_t pid;	     /* the init */
-	int attached;	     /* something of the egress link may exist: detach it */
+	char dir[PATH_MAX];	   /* the sandbox's state dir */
+	char root[PATH_MAX];	   /* where the init builds the sandbox's tree */
+	char rel[128];		   /* the sandbox's cgroup */
+	int link_lock;		   /* the sandboxes' lock, held until the state is saved */
+	int made_cgroup;	   /* the cgroup is ours to remove */
+	int kill_fd;		   /* its cgroup.kill, for the init's wall clock */
+	int go[2];		   /* the init waits on go[0] until it is in the cgroup */
+	int rep[2];		   /* the init's verdict arrives on rep[0] */
+	pid_t pid;		   /* the init */
+	int attached;		   /* something of the egress link may exist: detach it */
+	char trust[PATH_MAX + 32]; /* the L7 proxy's CA bundle, bound over the sandbox's; "" none */
 };
 
 /* Without a monitor answering, create refuses (fail closed); --unwatched says so on stderr. */
@@ -277,6 +282,31 @@ static int create_state_files(struct create_run *c)
 	return 0;
 }
 
+/*
+ * The L7 proxy's TLS, before the init builds the sandbox's tree (which binds the bundle over its
+ * trust store): the deployment's root CA (made once) and a signing CA of this sandbox's own that
+ * may sign its intercepted rules' hosts only (enforcer/proxy-ca.h).
+ */
+static int create_proxy_ca(struct create_run *c)
+{
+	const char *hosts[POLICY_EGRESS_MAX];
+	size_t n = egress_proxy_intercepted_hosts(c->policy, hosts, ARRAY_SIZE(hosts));
+	char dir[PATH_MAX], err[512] = "";
+	int r;
+
+	if (n == 0)
+		return 0;
+	state_path(c->cfg, c->name, EGRESS_PROXY_DIR, dir, sizeof(dir));
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_errno(-errno, "firebreak create: %s", dir);
+	if ((r = proxy_ca_ensure(c->cfg, err, sizeof(err))) < 0 ||
+	    (r = proxy_ca_issue_sandbox(c->cfg, hosts, n, c->lim.wall_clock_ns, dir, 0, 0, err,
+					sizeof(err))) < 0)
+		return log_errno(r, "firebreak create: the L7 proxy's CA: %s", err);
+	snprintf(c->trust, sizeof(c->trust), "%s/" EGRESS_PROXY_BUNDLE, dir);
+	return 0;
+}
+
 /* The sandbox's cgroup with the policy's caps, and its cgroup.kill for the init's wall clock. */
 static int create_cgroup(struct create_run *c)
 {
@@ -312,6 +342,7 @@ static int create_start_init(struct create_run *c)
 			.tmp_bytes = c->lim.tmp_bytes,
 			.home_bytes = c->lim.home_bytes,
 			.marker = c->st.decoy_marker,
+			.trust = c->trust[0] ? c->trust : NULL,
 			.uid = c->lim.uid,
 			.gid = c->lim.gid,
 		},
@@ -386,6 +417,7 @@ static void create_undo(struct create_run *c)
 		waitpid(c->pid, NULL, 0);
 	}
 	if (c->attached) {
+		egress_proxy_stop(c->cfg, c->name);
 		egress_dns_stop(c->cfg, c->name);
 		egress_detach(c->cfg, c->name, c->st.link);
 		egress_gate_down_if_idle(c->cfg);
@@ -435,9 +467,9 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 		goto out_keep_dir;
 	/* From here a failure removes everything made so far: a half-built sandbox never runs. */
 	if ((r = create_choose_identity(&c)) < 0 || (r = create_state_files(&c)) < 0 ||
-	    (r = create_cgroup(&c)) < 0 || (r = create_start_init(&c)) < 0 ||
-	    (r = create_connect_network(&c)) < 0 || (r = create_save_state(&c)) < 0 ||
-	    (r = create_register(&c)) < 0)
+	    (r = create_proxy_ca(&c)) < 0 || (r = create_cgroup(&c)) < 0 ||
+	    (r = create_start_init(&c)) < 0 || (r = create_connect_network(&c)) < 0 ||
+	    (r = create_save_state(&c)) < 0 || (r = create_register(&c)) < 0)
 		create_undo(&c);
 	create_close(&c);
 out_keep_dir:

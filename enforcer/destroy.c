@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "egress-dns.h"
+#include "egress-proxy.h"
 #include "egress.h"
 #include "log.h"
 #include "macro.h"
@@ -55,6 +56,7 @@ static int remove_sandbox(const struct config *cfg, const char *name)
 	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
 	r = cgroup_remove(rel, DESTROY_TIMEOUT_MS);
 	if (st.link > 0) {
+		egress_proxy_stop(cfg, name);
 		egress_dns_stop(cfg, name);
 		egress_detach(cfg, name, st.link);
 		egress_gate_down_if_idle(cfg);

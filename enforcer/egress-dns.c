@@ -20,6 +20,7 @@
 #include "egress-dns-relay.h"
 #include "egress-dns-wire.h"
 #include "egress.h"
+#include "gate-jail.h"
 #include "log.h"
 #include "macro.h"
 #include "netns.h"
@@ -114,6 +115,9 @@ struct dns_keeper {
 	unsigned k;
 	char log[PATH_MAX + 16], sock[PATH_MAX + 16], pidfile[PATH_MAX + 16];
 	char keeper_log[PATH_MAX + 16], shim[PATH_MAX];
+	char *const *argv; /* dnsmasq's */
+	int lfd;	   /* the keeper's socket, for dnsmasq's shim */
+	pid_t pid;	   /* dnsmasq */
 };
 
 /* The shim, beside this binary (build/firebreak-nftset.so). */
@@ -194,108 +198,44 @@ static int keeper_wait_listening(const char *gate4, pid_t pid)
 	return -ETIMEDOUT;
 }
 
-/* Closes every fd from 3 up but a and b: the keeper outlives create and holds none of its files. */
-static void close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
-	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
-}
-
 /*
- * The keeper, in the gate's netns: makes the jail's files, starts dnsmasq in the jail, says on
- * ready when it listens (one byte: 0 or the errno), then serves it until it exits.
+ * The keeper, in the gate's netns (gate_keeper_spawn): makes the jail's files, starts dnsmasq in
+ * the jail and returns once it listens; then serves it (keeper_serve) until it exits.
  */
-_Noreturn static void keeper_main(struct dns_keeper *kp, char *const *argv, int ready, int gate)
+static int keeper_start(void *arg)
 {
+	struct dns_keeper *kp = arg;
 	uid_t uid = kp->cfg->gate_dns_uid;
 	struct dns_jail j = { .uid = uid, .log = kp->log, .sock = kp->sock, .shim = kp->shim };
 	char pid_text[32];
-	unsigned char answer;
-	int lfd, fd, r;
-	pid_t pid;
+	int r;
 
-	/* Its own session (create's terminal is not its), and a log of its own, root's. */
-	setsid();
-	close_all_but(ready, gate);
-	fd = open(kp->keeper_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || dup2(fd, 2) < 0 || (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
-	    dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
-		_exit(126);
 	/* Port 53 without a capability: in the gate's netns only, where nothing but the gate's
 	 * DNS servers runs (the sysctl is per network namespace). */
-	if ((r = setns(gate, CLONE_NEWNET) < 0 ? -errno : 0) < 0 ||
-	    (r = write_file("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0", 0, 0)) < 0 ||
+	if ((r = write_file("/proc/sys/net/ipv4/ip_unprivileged_port_start", "0", 0, 0)) < 0 ||
 	    (r = write_file(kp->log, "", O_CREAT | O_APPEND, 0640)) < 0 ||
 	    (r = chown(kp->log, uid, uid) < 0 ? -errno : 0) < 0 ||
-	    (r = lfd = keeper_listen(kp->sock, uid)) < 0 ||
-	    (r = pid = egress_dns_jail_spawn(&j, argv)) < 0)
-		goto fail;
-	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)pid);
-	if ((r = write_file(kp->pidfile, pid_text, O_CREAT | O_TRUNC, 0644)) < 0 ||
-	    (r = keeper_wait_listening(kp->gate4, pid)) < 0) {
-		kill(pid, SIGKILL);
-		goto fail;
-	}
+	    (r = kp->lfd = keeper_listen(kp->sock, uid)) < 0 ||
+	    (r = kp->pid = egress_dns_jail_spawn(&j, kp->argv)) < 0)
+		return r;
+	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)kp->pid);
 	/* The jail is built: from here on the keeper can do nft and nothing else of root's. */
-	if ((r = egress_dns_relay_narrow()) < 0) {
-		kill(pid, SIGKILL);
-		goto fail;
+	if ((r = write_file(kp->pidfile, pid_text, O_CREAT | O_TRUNC, 0644)) < 0 ||
+	    (r = keeper_wait_listening(kp->gate4, kp->pid)) < 0 ||
+	    (r = egress_dns_relay_narrow()) < 0) {
+		kill(kp->pid, SIGKILL);
+		return r;
 	}
-	answer = 0;
-	if (write(ready, &answer, 1) != 1)
-		_exit(1);
-	close(ready);
-	close(gate);
-	egress_dns_relay_serve(lfd, pid, uid, kp->k, kp->p);
-	unlink(kp->sock);
-	_exit(0);
-fail:
-	answer = (unsigned char)-r;
-	if (write(ready, &answer, 1) != 1)
-		_exit(1);
-	_exit(1);
+	return 0;
 }
 
-/* Starts the keeper, which starts dnsmasq in its jail; returns once dnsmasq listens. */
-static int dns_spawn(struct dns_keeper *kp, char *const *argv)
+static void keeper_serve(void *arg)
 {
-	unsigned char answer;
-	int gate, ready[2], status;
-	ssize_t n;
-	pid_t pid;
+	struct dns_keeper *kp = arg;
 
-	if ((gate = netns_open(EGRESS_GATE_NETNS)) < 0)
-		return gate;
-	if (pipe2(ready, O_CLOEXEC) < 0) {
-		close(gate);
-		return -errno;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		keeper_main(kp, argv, ready[1], gate);
-	}
-	close(ready[1]);
-	close(gate);
-	if (pid < 0) {
-		close(ready[0]);
-		return -errno;
-	}
-	while ((n = read(ready[0], &answer, 1)) < 0 && errno == EINTR)
-		;
-	close(ready[0]);
-	if (n == 1 && answer == 0)
-		return 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return log_errno(n == 1 ? -(int)answer : -EIO,
-			 "firebreak create: the DNS gate for %s did not start (see %s)", kp->name,
-			 kp->keeper_log);
+	egress_dns_relay_serve(kp->lfd, kp->pid, kp->cfg->gate_dns_uid, kp->k, kp->p);
+	unlink(kp->sock);
+	_exit(0);
 }
 
 int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p)
@@ -326,7 +266,11 @@ int egress_dns_start(const struct config *cfg, const char *name, unsigned k, con
 	snprintf(listen, sizeof(listen), "--listen-address=%s", l.gate4);
 	if ((r = dns_args_fixed(&a, listen)) == 0 && (r = dns_args_hosts(&a, cfg, k, p)) == 0) {
 		a.argv[a.argc] = NULL;
-		r = dns_spawn(&kp, a.argv);
+		kp.argv = a.argv;
+		r = gate_keeper_spawn(kp.keeper_log, keeper_start, keeper_serve, &kp);
+		if (r < 0)
+			log_errno(r, "firebreak create: the DNS gate for %s did not start (see %s)",
+				  name, kp.keeper_log);
 	}
 	for (size_t i = 0; i < a.nowned; i++)
 		free(a.owned[i]);
@@ -335,42 +279,5 @@ int egress_dns_start(const struct config *cfg, const char *name, unsigned k, con
 
 void egress_dns_stop(const struct config *cfg, const char *name)
 {
-	char path[PATH_MAX + 16], comm[32] = "";
-	FILE *f;
-	int pid = 0;
-
-	state_path(cfg, name, "dnsmasq.pid", path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	if (pid <= 1)
-		return;
-	/* Only ours: the pid must still be a dnsmasq (pids get reused). */
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = '\0';
-		fclose(f);
-	}
-	if (strncmp(comm, "dnsmasq", 7) != 0)
-		return;
-	kill(pid, SIGTERM);
-	/* Wait (1 s at most) so that nothing of the sandbox outlives its destroy. */
-	for (int i = 0; i < 100 && kill(pid, 0) == 0; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-		f = fopen(path, "re");
-		if (!f)
-			break;
-		/* A zombie is gone for our purpose (pid 1 reaps it when it will). */
-		if (fscanf(f, "%*d %*s %31s", comm) == 1 && comm[0] == 'Z') {
-			fclose(f);
-			break;
-		}
-		fclose(f);
-		usleep(10000);
-	}
+	state_stop_pidfile(cfg, name, "dnsmasq.pid", "dnsmasq", SIGTERM);
 }

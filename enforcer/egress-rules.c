@@ -15,6 +15,7 @@
 #include "egress.h"
 #include "egress-dns.h"
 #include "egress-hook.h"
+#include "egress-proxy.h"
 #include "macro.h"
 #include "policy/policy.h"
 
@@ -171,6 +172,85 @@ static void ruleset_dns_sets(FILE *f, const struct policy *p)
 }
 
 /*
+ * The L7 proxy: a tool's TCP connections to a proxied rule's addresses (those the gate's DNS
+ * gave for the rule's host) on port 80 or 443 go to the proxy's port for it on the gate's
+ * address instead (egress-proxy.h), before the filter below judges them. Only the first packet
+ * of a connection passes a nat chain; conntrack carries the rest, and squid reads the original
+ * destination back from it. The filter then accepts what was redirected ("ct status dnat"):
+ * a connection made to the gate's proxy ports directly is not, and is dropped as the gate's own.
+ */
+static void ruleset_proxy_redirect(FILE *f, const struct policy *p, unsigned k, size_t tools,
+				   const struct egress_link *l)
+{
+	fprintf(f,
+		"  chain proxy_redirect { type nat hook prerouting priority dstnat; policy "
+		"accept;\n"
+		"    iifname != \"%s\" accept\n",
+		l->gate_if);
+	for (size_t t = 0; t < tools; t++) {
+		char src4[32], src6[64];
+
+		egress_tool_addrs(k, (unsigned)t, src4, sizeof(src4), src6, sizeof(src6));
+		for (size_t i = 0; i < policy_egress_count(p); i++) {
+			const struct policy_egress_rule *e = policy_egress(p, i);
+
+			if (!(policy_tool_egress(p, t) & (1ULL << i)))
+				continue;
+			for (unsigned web = 0; web < 2; web++) {
+				unsigned port = web ? 443 : 80;
+				unsigned to =
+					web ? EGRESS_PROXY_PORT_HTTPS : EGRESS_PROXY_PORT_HTTP;
+
+				if (!egress_proxy_port_of(e, (uint16_t)port))
+					continue;
+				fprintf(f,
+					"    ip saddr %s ip daddr @dns4_%zu tcp dport %u redirect "
+					"to "
+					":%u\n"
+					"    ip6 saddr %s ip6 daddr @dns6_%zu tcp dport %u "
+					"redirect to "
+					":%u\n",
+					src4, i, port, to, src6, i, port, to);
+			}
+		}
+	}
+	fputs("  }\n", f);
+}
+
+/*
+ * What the sandbox's proxy (its own uid) may send: answers on its connections, questions to the
+ * sandbox's DNS gate, and connections to its rules' addresses on their proxied ports; anything
+ * else is logged as the sandbox's and dropped, so a squid taken over is no way out of the gate.
+ */
+static void ruleset_proxy_output(FILE *f, const struct config *cfg, const struct policy *p,
+				 unsigned k, const struct egress_link *l, const char *log)
+{
+	/* A jump on the uid, not "skuid != uid accept": a packet with no socket (the kernel's
+	 * neighbour discovery, its resets) matches neither, and must pass. */
+	fprintf(f,
+		"  chain proxy_output { type filter hook output priority filter; policy accept;\n"
+		"    meta skuid %u jump proxy_uid\n"
+		"  }\n"
+		"  chain proxy_uid {\n"
+		"    ct state established,related accept\n"
+		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
+		"    ip daddr @never4 %s drop\n"
+		"    ip6 daddr @never6 %s drop\n",
+		(unsigned)egress_proxy_uid(cfg, k), l->gate4, log, log);
+	for (size_t i = 0; i < policy_egress_count(p); i++) {
+		const struct policy_egress_rule *e = policy_egress(p, i);
+
+		for (unsigned port = 80; port <= 443; port += 363)
+			if (egress_proxy_port_of(e, (uint16_t)port))
+				fprintf(f,
+					"    ip daddr @dns4_%zu tcp dport %u accept\n"
+					"    ip6 daddr @dns6_%zu tcp dport %u accept\n",
+					i, port, i, port);
+	}
+	fprintf(f, "    %s drop\n  }\n", log);
+}
+
+/*
  * Prerouting, not forward: a packet must be judged, and a denial logged, even where the gate has
  * no route for it (an offline gate drops everything at routing, unlogged, otherwise). Neighbour
  * discovery on the link (hop limit 255: it cannot have been routed) lets IPv6 work at all, so IPv6
@@ -190,11 +270,15 @@ static void ruleset_prerouting(FILE *f, const struct egress_link *l, const char 
 		"drop\n"
 		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip6 daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
+		"    ct status dnat ip daddr %s tcp dport %u-%u accept\n"
+		"    ct status dnat ip6 daddr %s tcp dport %u-%u accept\n"
 		"    ip daddr @never4 %s drop\n"
 		"    ip6 daddr @never6 %s drop\n"
 		"    ip daddr @closed4 ip daddr != @open4 %s drop\n"
 		"    ip6 daddr @closed6 ip6 daddr != @open6 %s drop\n",
-		l->gate_if, l->gate4, l->gate6, log, log, log, log);
+		l->gate_if, l->gate4, l->gate6, l->gate4, EGRESS_PROXY_PORT_HTTP,
+		EGRESS_PROXY_PORT_HTTPS, l->gate6, EGRESS_PROXY_PORT_HTTP, EGRESS_PROXY_PORT_HTTPS,
+		log, log, log, log);
 }
 
 /* From a tool's source addresses to those the gate's DNS gave for host rule e (number i). */
@@ -260,6 +344,10 @@ int egress_ruleset(const struct config *cfg, const char *name, unsigned k, const
 	ruleset_open_set(f, p, 4);
 	ruleset_open_set(f, p, 6);
 	ruleset_dns_sets(f, p);
+	if (egress_proxy_needed(p)) {
+		ruleset_proxy_redirect(f, p, k, tools, &l);
+		ruleset_proxy_output(f, cfg, p, k, &l, log);
+	}
 	ruleset_prerouting(f, &l, log);
 	ruleset_tool_rules(f, p, k, tools);
 	/* What no rule accepted is dropped, and logged. */

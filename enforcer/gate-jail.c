@@ -16,11 +16,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jail.h"
 #include "log.h"
 #include "macro.h"
+#include "names.h"
+#include "netns.h"
 
 /* Where the new root is built, in the jail's own mount namespace (the host's /tmp is untouched:
  * the tmpfs is mounted over it there only). */
@@ -236,6 +239,20 @@ static int bind_files(const struct gate_jail *j, const struct held_files *f)
 	return r;
 }
 
+/* A /dev/shm of the jail's own (squid keeps its shared tables there), the server's. */
+static int private_shm(const struct gate_jail *j)
+{
+	char opts[64];
+
+	snprintf(opts, sizeof(opts), "mode=0700,uid=%u,gid=%u,size=%s", (unsigned)j->uid,
+		 (unsigned)j->uid, j->shm_size);
+	if (mkdir(JAIL_BUILD "/dev/shm", 0755) < 0 ||
+	    mount("firebreak-jail-shm", JAIL_BUILD "/dev/shm", "tmpfs",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		return log_errno(-errno, "%s: /dev/shm", j->who);
+	return 0;
+}
+
 /* The new root: a read-only tmpfs with the few things named in the header; nothing else. */
 static int build_root(const struct gate_jail *j)
 {
@@ -262,6 +279,8 @@ static int build_root(const struct gate_jail *j)
 			   MS_NOEXEC | MS_RDONLY)) < 0 || /* seeds: query ids, ports, TLS */
 	    (r = bind_files(j, &f)) < 0)
 		return r < 0 ? r : log_errno(-errno, "%s: /dev", j->who);
+	if (j->shm_size && (r = private_shm(j)) < 0)
+		return r;
 	if (mkdir(JAIL_BUILD "/.old", 0700) < 0 ||
 	    syscall(SYS_pivot_root, JAIL_BUILD, JAIL_BUILD "/.old") < 0 || chdir("/") < 0 ||
 	    umount2("/.old", MNT_DETACH) < 0 || rmdir("/.old") < 0)
@@ -297,4 +316,75 @@ pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv)
 	if (pid == 0)
 		jail_child(j, argv);
 	return pid;
+}
+
+/* Closes every fd from 3 up but a and b: a keeper outlives its caller and holds none of its
+ * files. */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
+	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
+}
+
+_Noreturn static void keeper_child(const char *log, int (*start)(void *), void (*serve)(void *),
+				   void *arg, int ready, int gate)
+{
+	unsigned char answer;
+	int fd, r;
+
+	setsid(); /* the caller's terminal is not the keeper's */
+	close_all_but(ready, gate);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || dup2(fd, 2) < 0 || (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
+	    dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
+		_exit(126);
+	r = setns(gate, CLONE_NEWNET) < 0 ? -errno : 0;
+	close(gate);
+	if (r == 0)
+		r = start(arg);
+	answer = (unsigned char)-r;
+	if (write(ready, &answer, 1) != 1 || r < 0)
+		_exit(1);
+	close(ready);
+	serve(arg);
+	_exit(1);
+}
+
+int gate_keeper_spawn(const char *log, int (*start)(void *arg), void (*serve)(void *arg), void *arg)
+{
+	unsigned char answer;
+	int gate, ready[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if ((gate = netns_open(EGRESS_GATE_NETNS)) < 0)
+		return gate;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		close(gate);
+		return -errno;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(ready[0]);
+		keeper_child(log, start, serve, arg, ready[1], gate);
+	}
+	close(ready[1]);
+	close(gate);
+	if (pid < 0) {
+		close(ready[0]);
+		return -errno;
+	}
+	while ((n = read(ready[0], &answer, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n == 1 && answer == 0)
+		return 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return n == 1 ? -(int)answer : -EIO;
 }

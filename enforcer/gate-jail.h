@@ -29,6 +29,8 @@ struct gate_jail {
 	const struct gate_jail_file *files;
 	size_t n_files;
 	char *const *envp;
+	/* a private tmpfs /dev/shm of this size ("8m"), owned by uid; NULL: none */
+	const char *shm_size;
 	/* loads the server's filter, the last step before exec; 0 or -errno */
 	int (*seccomp)(void);
 };
@@ -39,6 +41,16 @@ struct gate_jail {
  * the jail before exec makes the child exit 126.
  */
 pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv);
+
+/*
+ * A jailed server's keeper: a child of the caller, in the gate's network namespace and a session
+ * of its own, holding none of the caller's files, its stderr appended to log (root's), stdin and
+ * stdout /dev/null. It runs start(arg), which starts the server and returns once it listens (0)
+ * or -errno; the caller waits for that answer, and the keeper goes on with serve(arg), which
+ * must not return. Returns start's answer (-EIO if the keeper died first).
+ */
+int gate_keeper_spawn(const char *log, int (*start)(void *arg), void (*serve)(void *arg),
+		      void *arg);
 
 /* The system calls every jailed server makes (glibc's start, files, memory, time, sockets,
  * signals to its own children): allowed in the libseccomp filter ctx. 0 or -errno. */

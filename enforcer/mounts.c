@@ -12,8 +12,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "plant-lures.h"
+#include "fileio.h"
 #include "macro.h"
+#include "plant-lures.h"
 
 /* Host directories shown read-only (or as the same symlink where the host has a symlink). */
 static const char *const shown[] = { "usr",   "bin",	"sbin", "lib", "lib32",
@@ -172,6 +173,56 @@ static int make_resolv_conf(const char *root, char *err, size_t errlen)
 	return 0;
 }
 
+/* The places a TLS library looks for its trust store (Debian's bundle, and the file OpenSSL's
+ * default cert.pem names), where they exist in the host's /etc. */
+static const char *const trust_files[] = { "etc/ssl/certs/ca-certificates.crt",
+					   "etc/ssl/cert.pem" };
+
+/*
+ * The sandbox's trust store: the L7 proxy's bundle (the host's public CAs and the deployment's
+ * root, enforcer/proxy-ca.h) copied onto a tmpfs of its own and bound over the host's, as
+ * resolv.conf is (a bind of the state dir's file would show its host path in mountinfo). The
+ * host's own file is not touched.
+ */
+static int make_trust_store(const char *root, const char *bundle, char *err, size_t errlen)
+{
+	char dir[512], file[600], dst[512], opts[64];
+	struct stat st;
+	int in, out, r = 0;
+
+	if (!bundle)
+		return 0;
+	if ((in = open(bundle, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &st) < 0)
+		return mounts_fail(-errno, err, errlen, "the trust bundle %s", bundle);
+	snprintf(dir, sizeof(dir), "%s/.trust", root);
+	snprintf(file, sizeof(file), "%s/ca-certificates.crt", dir);
+	snprintf(opts, sizeof(opts), "size=%lld,mode=0755", (long long)st.st_size + 8192);
+	if (mkdir(dir, 0700) < 0 ||
+	    mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0) {
+		close(in);
+		return mounts_fail(-errno, err, errlen, "trust store tmpfs");
+	}
+	out = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0)
+		r = -errno;
+	else
+		r = fd_copy(in, out);
+	close(in);
+	if (out >= 0 && close(out) < 0 && r == 0)
+		r = -errno;
+	if (r < 0)
+		return mounts_fail(r, err, errlen, "copy the trust bundle");
+	for (size_t i = 0; i < ARRAY_SIZE(trust_files); i++) {
+		snprintf(dst, sizeof(dst), "%s/%s", root, trust_files[i]);
+		if (access(dst, F_OK) == 0 && mount(file, dst, NULL, MS_BIND, NULL) < 0)
+			return mounts_fail(-errno, err, errlen, "bind the trust store over %s",
+					   trust_files[i]);
+	}
+	if (umount2(dir, MNT_DETACH) < 0 || rmdir(dir) < 0)
+		return mounts_fail(-errno, err, errlen, "detach the trust store tmpfs");
+	return 0;
+}
+
 static int make_tmpfs(const char *path, const char *opts, mode_t mode)
 {
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
@@ -264,7 +315,8 @@ int sandbox_mounts_setup(const struct sandbox_mounts *m, char *err, size_t errle
 	if ((r = show_host(m->root, err, errlen)) < 0 || (r = hide(m->root, err, errlen)) < 0)
 		return r;
 
-	if ((r = make_resolv_conf(m->root, err, errlen)) < 0)
+	if ((r = make_resolv_conf(m->root, err, errlen)) < 0 ||
+	    (r = make_trust_store(m->root, m->trust, err, errlen)) < 0)
 		return r;
 
 	snprintf(path, sizeof(path), "%s/tmp", m->root);

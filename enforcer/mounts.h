@@ -20,7 +20,8 @@ struct sandbox_mounts {
 	uint64_t tmp_bytes;	  /* size cap of /tmp */
 	uint64_t home_bytes;	  /* size cap of the home (LURE_HOME) */
 	const char *marker;	  /* the decoys' marker (lures.h) */
-	uid_t uid;		  /* owner of /workspace */
+	const char *trust; /* the L7 proxy's CA bundle for the trust store; NULL: the host's */
+	uid_t uid;	   /* owner of /workspace */
 	gid_t gid;
 };
 

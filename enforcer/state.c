@@ -1,11 +1,14 @@
 #include "state.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "event.h"
 #include "log.h"
@@ -177,29 +180,53 @@ int state_each(const struct config *cfg, int (*cb)(const char *name, void *data)
 	return r;
 }
 
-int state_remove(const struct config *cfg, const char *name)
+/* Removes what dirfd holds, depth levels of directories deep at most (the proxy's proxy/errors/
+ * is the deepest); never follows a link. 0 or the first -errno. */
+static int remove_under(int dirfd, int depth)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 300];
-	DIR *d;
-
+	DIR *d = fdopendir(dirfd);
 	struct dirent *de;
 	int r = 0;
 
-	if (!event_sandbox_name_valid(name) || state_dir(cfg, name, dir, sizeof(dir)) < 0)
-		return -EINVAL;
-	d = opendir(dir);
-	if (!d)
+	if (!d) {
+		close(dirfd);
 		return -errno;
-	/* Flat by construction: files, and root/ (empty on the host: the tree lives in the
-	 * sandbox's own mount namespace). */
+	}
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) < 0 && (errno != EISDIR || rmdir(path) < 0) && r == 0)
+		if (unlinkat(dirfd, de->d_name, 0) == 0)
+			continue;
+		if (errno == EISDIR && depth > 0) {
+			int sub = openat(dirfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int rs = sub < 0 ? -errno : remove_under(sub, depth - 1);
+
+			if (rs == 0 && unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0)
+				rs = -errno;
+			if (rs < 0 && r == 0)
+				r = rs;
+		} else if (r == 0) {
 			r = -errno;
+		}
 	}
 	closedir(d);
+	return r;
+}
+
+int state_remove(const struct config *cfg, const char *name)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 300];
+	int fd, r;
+
+	if (!event_sandbox_name_valid(name) || state_dir(cfg, name, dir, sizeof(dir)) < 0)
+		return -EINVAL;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Files, root/ (empty on the host: the tree lives in the sandbox's own mount namespace)
+	 * and the L7 proxy's proxy/ with its errors/. */
+	r = remove_under(fd, 2);
 	if (rmdir(dir) < 0 && r == 0)
 		r = -errno;
 	/* The parent goes too once the last sandbox is gone (ENOTEMPTY otherwise: fine). */
@@ -336,4 +363,47 @@ int state_path_trusted(const char *path)
 		*p = '\0';
 	}
 	return 0;
+}
+
+void state_stop_pidfile(const struct config *cfg, const char *name, const char *pidfile,
+			const char *comm, int sig)
+{
+	char path[PATH_MAX + 16], now[32] = "";
+	FILE *f;
+	int pid = 0;
+
+	state_path(cfg, name, pidfile, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid <= 1)
+		return;
+	/* Only ours: the pid must still be comm. */
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(now, sizeof(now), f))
+			now[0] = '\0';
+		fclose(f);
+	}
+	if (strncmp(now, comm, strlen(comm)) != 0)
+		return;
+	kill(pid, sig);
+	/* Wait (1 s at most) so that nothing of the sandbox outlives its destroy. */
+	for (int i = 0; i < 100 && kill(pid, 0) == 0; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			break;
+		/* A zombie is gone for our purpose (pid 1 reaps it when it will). */
+		if (fscanf(f, "%*d %*s %31s", now) == 1 && now[0] == 'Z') {
+			fclose(f);
+			break;
+		}
+		fclose(f);
+		usleep(10000);
+	}
 }

@@ -55,6 +55,14 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 /* Whether the sandbox's init still runs (the same process: pid and start time match). */
 int state_init_alive(const struct sandbox_state *st);
 
+/*
+ * Ends the process whose pid the sandbox's state file pidfile holds, if it still is comm (pids
+ * get reused), with sig, and waits (1 s at most) until it is gone or a zombie: nothing of a
+ * sandbox outlives its destroy. Quiet if there is no such file or process.
+ */
+void state_stop_pidfile(const struct config *cfg, const char *name, const char *pidfile,
+			const char *comm, int sig);
+
 /* The start time of pid from /proc, or 0 if it is gone. */
 uint64_t state_process_start(pid_t pid);
 

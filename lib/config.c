@@ -355,6 +355,14 @@ static const struct config_key keys[] = {
 	{ "gate_dns_uid", set_uint, FIELD(gate_dns_uid), 1, 0xfffffffe,
 	  .def = STR(FB_DEFAULT_DNS_UID),
 	  .help = "the uid and gid the gate's jailed dnsmasq runs as (docs/egress.md)" },
+	{ "gate_proxy_uid_base", set_uint, FIELD(gate_proxy_uid_base), 1, 0xfffffffe - 1024,
+	  .def = STR(FB_DEFAULT_PROXY_UID_BASE),
+	  .help = "sandbox link k's jailed L7 proxy runs as this uid and gid plus k "
+		  "(docs/egress.md)" },
+	{ "gate_proxy_upstream_ca", set_path, FIELD(gate_proxy_upstream_ca),
+	  .def = "/etc/ssl/certs/ca-certificates.crt",
+	  .help = "the certificate authorities the L7 proxy trusts to sign the servers it "
+		  "reaches (PEM)" },
 	{ "gate_nflog_group", set_uint, FIELD(gate_nflog_group), 1, 65535, .def = "7301",
 	  .help = "the NFLOG group of the gate's denied packets" },
 	{ "trace_clients_max", set_uint, FIELD(trace_clients_max), 1, 65536, .def = "256",

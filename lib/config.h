@@ -23,6 +23,8 @@
 #define FB_DEFAULT_HTTP_UID 419999
 /* The DNS gate's (every sandbox's dnsmasq): the same kind of unassigned uid, one below. */
 #define FB_DEFAULT_DNS_UID 419998
+/* The L7 proxies': link k's runs as this base + k (1..1023), so the gate tells them apart. */
+#define FB_DEFAULT_PROXY_UID_BASE 418000
 #define FB_CONTROL_SOCKET "control.sock"
 #define FB_TRACE_SOCKET "trace.sock"
 #define FB_PID_FILE "firebreakd.pid"
@@ -65,16 +67,18 @@ struct config {
 	int64_t trace_request_timeout_ns; /* a line begun and not finished this long: closed */
 	unsigned socket_clients_per_uid_max; /* one non-root uid's clients per socket */
 	int64_t stats_period_ns;	     /* cgroup stats sampling (0 = off) */
-	uint64_t proc_ring_size;     /* the process tracer's ring buffer, bytes (power of 2) */
-	uint64_t proc_sandbox_rate;  /* bytes a second of it each sandbox may fill (0: no limit) */
-	uint64_t dns_ring_size;	     /* the DNS tracer's, the same */
-	int detector_actions;	     /* verdicts freeze and kill (on), or are only recorded */
-	int file_events;	     /* the file collector marks sandboxes' mounts (on) */
-	char gate_outside_netns[64]; /* where the gate's outside link goes ("" = offline) */
-	char gate_uplink[16];	     /* or: a host interface the gate reaches by NAT */
-	unsigned gate_nflog_group;   /* NFLOG group of the gate's denied packets */
-	char gate_dns_upstream[64];  /* where the gate's DNS asks allowlisted names ("" = none) */
-	uint32_t gate_dns_uid;	     /* the jailed dnsmasq runs as this uid and gid */
+	uint64_t proc_ring_size;      /* the process tracer's ring buffer, bytes (power of 2) */
+	uint64_t proc_sandbox_rate;   /* bytes a second of it each sandbox may fill (0: no limit) */
+	uint64_t dns_ring_size;	      /* the DNS tracer's, the same */
+	int detector_actions;	      /* verdicts freeze and kill (on), or are only recorded */
+	int file_events;	      /* the file collector marks sandboxes' mounts (on) */
+	char gate_outside_netns[64];  /* where the gate's outside link goes ("" = offline) */
+	char gate_uplink[16];	      /* or: a host interface the gate reaches by NAT */
+	unsigned gate_nflog_group;    /* NFLOG group of the gate's denied packets */
+	char gate_dns_upstream[64];   /* where the gate's DNS asks allowlisted names ("" = none) */
+	uint32_t gate_dns_uid;	      /* the jailed dnsmasq runs as this uid and gid */
+	uint32_t gate_proxy_uid_base; /* link k's jailed squid runs as this + k */
+	char gate_proxy_upstream_ca[PATH_MAX]; /* the CAs the proxy trusts upstream */
 };
 
 /* Fills cfg with the built-in defaults (the key table's). */

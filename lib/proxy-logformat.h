@@ -12,8 +12,8 @@
 #ifndef FB_PROXY_LOGFORMAT_H
 #define FB_PROXY_LOGFORMAT_H
 
-#define FIREBREAK_PROXY_LOGFORMAT                                                    \
-	"%ts.%03tu\t%>a\t%>p\t%>rP\t%>Hs\t%<Hs\t%>st\t%<st\t%<bs\t%tr\t%err_code\t%<a" \
+#define FIREBREAK_PROXY_LOGFORMAT                                                                  \
+	"%ts.%03tu\t%>a\t%>p\t%>rP\t%>Hs\t%<Hs\t%>st\t%<st\t%<bs\t%tr\t%err_code\t%<a"             \
 	"\t%[{firebreak}note\t%[>rs\t%[rm\t%[>rd\t%[ssl::>sni\t%[>rp"
 #define FIREBREAK_PROXY_LOGFORMAT_FIELDS 18
 

@@ -42,7 +42,8 @@ fb_cleanup() {
 # such as `pgrep ... && fail` would otherwise pass without checking anything.
 FB_TEST_TOOLS="pgrep:procps ps:procps nsenter:util-linux setpriv:util-linux unshare:util-linux
 	setsid:util-linux flock:util-linux dmesg:util-linux curl:curl sqlite3:sqlite3 ip:iproute2
-	nft:nftables tcpdump:tcpdump dnsmasq:dnsmasq-base timeout:coreutils python3:python3"
+	nft:nftables tcpdump:tcpdump dnsmasq:dnsmasq-base timeout:coreutils python3:python3
+	openssl:openssl squid:squid-openssl"
 
 require_tools() {
 	local pkgs entry
@@ -246,6 +247,8 @@ world_up() {
 		fail "world up"
 	}
 	printf 'gate_outside_netns = firebreak-world-net\ngate_dns_upstream = 198.51.100.53\n' >>"$FB_CONF"
+	# The L7 proxy verifies the world's servers against the world's own CA.
+	printf 'gate_proxy_upstream_ca = %s/tls/world-ca.pem\n' "$WORLD" >>"$FB_CONF"
 }
 
 # The HTTP API of the running daemon (tests start it on a port of the kernel's choosing).

@@ -16,7 +16,8 @@
 #                                        (default fb-gate-out) that match the pcap FILTER
 #   world.sh capture-stop DIR NAME       stop it; prints the number of packets captured
 #   world.sh capture-dests DIR NAME      "COUNT DESTINATION" per destination in that capture
-#   world.sh contacts DIR SERVICE        the contact log of metadata, c2, registry or dns
+#   world.sh contacts DIR SERVICE        the contact log of metadata, c2, registry, api, badcert
+#                                        or dns
 #   world.sh gc                          remove a world a crashed run left (no DIR needed)
 set -eu
 
@@ -33,8 +34,10 @@ METADATA4=169.254.169.254
 METADATA6=fd00:ec2::254
 C2=203.0.113.66
 REGISTRY=198.51.100.7
+API=198.51.100.8	# api.model.test (and front.test): HTTPS, a certificate of the world's CA
+BADCERT=198.51.100.9	# badcert.test: HTTPS, a self-signed certificate
 DNS=198.51.100.53
-SERVICE_ADDRS4="$METADATA4 $C2 $REGISTRY $DNS"
+SERVICE_ADDRS4="$METADATA4 $C2 $REGISTRY $API $BADCERT $DNS"
 
 # Client links: client N (1..62) has 10.198.254.4N+2/30 (world end .4N+1) and
 # fd66:6272:fe:N::2/64 (world end ::1); the probe has 10.198.253.2/30 and fd66:6272:fe:ff::2/64.
@@ -82,6 +85,7 @@ set_dir() {
 	RUN=$DIR/run
 	LOGS=$DIR/logs
 	CAPS=$DIR/capture
+	TLS=$DIR/tls
 }
 
 require_root_and_tools() {
@@ -233,9 +237,33 @@ probe_services() {
 	ready "c2 udp/53" "firebreak-world c2" "${c[@]}" udp "$C2" 53 probe
 	ready "registry :80" 'href="/simple/demo/"' "${c[@]}" http "http://$REGISTRY/simple/"
 	ready "registry :443" 'href="/simple/demo/"' "${c[@]}" http "http://$REGISTRY:443/simple/"
+	ready "api :443" '"method": "GET"' curl -sS -m 1 --cacert "$TLS/world-ca.pem" \
+		--resolve "api.model.test:443:$API" https://api.model.test/ready
+	ready "badcert :443" '"method": "GET"' curl -sS -m 1 -k \
+		--resolve "badcert.test:443:$BADCERT" https://badcert.test/ready
 	ready "dns (udp)" "NOERROR $REGISTRY" "${c[@]}" dns "$DNS" registry.test
 	ready "dns (tcp)" "NOERROR $REGISTRY" "${c[@]}" dns "$DNS" registry.test --tcp
 	delete_netns "$PROBE_NS"
+}
+
+# The world's TLS: a CA of its own (TLS/world-ca.pem: what a proxy in front of the world must
+# trust), api.model.test's certificate from it (also naming front.test: one server, two names,
+# as on a CDN, for a domain-fronting test), and badcert.test's, self-signed.
+make_tls() {
+	local o=(openssl req -batch -nodes -newkey ec -pkeyopt ec_paramgen_curve:P-256 -days 2)
+	mkdir -p "$TLS" || die "cannot create $TLS"
+	must "the world's CA" "${o[@]}" -x509 -keyout "$TLS/world-ca.key" -out "$TLS/world-ca.pem" \
+		-subj "/CN=firebreak test world CA" -addext "basicConstraints=critical,CA:TRUE" \
+		-addext "keyUsage=critical,keyCertSign"
+	must "api.model.test's key" "${o[@]}" -keyout "$TLS/api.key" -out "$TLS/api.csr" \
+		-subj "/CN=api.model.test"
+	printf 'subjectAltName=DNS:api.model.test,DNS:front.test\n' >"$TLS/api.ext"
+	must "api.model.test's certificate" openssl x509 -req -in "$TLS/api.csr" -days 2 \
+		-CA "$TLS/world-ca.pem" -CAkey "$TLS/world-ca.key" -CAcreateserial \
+		-extfile "$TLS/api.ext" -out "$TLS/api.pem"
+	must "badcert.test's certificate" "${o[@]}" -x509 -keyout "$TLS/badcert.key" \
+		-out "$TLS/badcert.pem" -subj "/CN=badcert.test" \
+		-addext "subjectAltName=DNS:badcert.test"
 }
 
 start_services() {
@@ -247,6 +275,11 @@ start_services() {
 		--tcp "$C2:443" --tcp "$C2:4444" --udp "$C2:53"
 	launch registry "$LOGS/registry.err" "${PY[@]}" "$HERE/registry.py" \
 		--log "$LOGS/registry.log" --timeout "$t" --listen "$REGISTRY:80" --listen "$REGISTRY:443"
+	launch api "$LOGS/api.err" "${PY[@]}" "$HERE/api.py" --log "$LOGS/api.log" --timeout "$t" \
+		--listen "$API:443" --cert "$TLS/api.pem" --key "$TLS/api.key" --name api
+	launch badcert "$LOGS/badcert.err" "${PY[@]}" "$HERE/api.py" --log "$LOGS/badcert.log" \
+		--timeout "$t" --listen "$BADCERT:443" --cert "$TLS/badcert.pem" \
+		--key "$TLS/badcert.key" --name badcert
 	# dnsmasq has no lifetime of its own: timeout(1) gives it one. local-ttl makes the answers
 	# cacheable (the gate's nft sets expire with the TTL); local=/test/ answers NXDOMAIN for any
 	# other *.test name instead of trying to forward it.
@@ -255,6 +288,8 @@ start_services() {
 		--listen-address="$DNS" --port=53 --user=root --group=root --local-ttl=300 \
 		--local=/test/ --address=/registry.test/"$REGISTRY" \
 		--address=/docs.test/"$REGISTRY" --address=/exfil.test/"$C2" \
+		--address=/api.model.test/"$API" --address=/front.test/"$API" \
+		--address=/badcert.test/"$BADCERT" \
 		--log-queries --log-facility="$LOGS/dns.log" --pid-file="$RUN/dnsmasq.pid"
 }
 
@@ -307,6 +342,7 @@ cmd_up() {
 	[ -z "$(ip -n "$WORLD_NS" route show default)$(ip -n "$WORLD_NS" -6 route show default)" ] ||
 		die "$WORLD_NS has a default route"
 
+	make_tls
 	start_services "$t"
 	probe_services
 	trap - EXIT
@@ -480,8 +516,8 @@ cmd_contacts() {
 	[ $# -eq 2 ] || usage
 	set_dir "$1"
 	case $2 in
-	metadata | c2 | registry | dns) log=$LOGS/$2.log ;;
-	*) die "no service '$2' (metadata, c2, registry, dns)" ;;
+	metadata | c2 | registry | api | badcert | dns) log=$LOGS/$2.log ;;
+	*) die "no service '$2' (metadata, c2, registry, api, badcert, dns)" ;;
 	esac
 	[ -f "$log" ] || die "no $2 log in $DIR (is the world up?)"
 	# world.sh's own readiness probe is no contact of the test's: leave it out.

@@ -1,0 +1,37 @@
+/*
+ * The L7 proxy's certificates (docs/egress.md, "TLS interception: the deployment CA"). One root
+ * per deployment, kept in the runtime dir (root's, 0700) and never given to a proxy; per
+ * sandbox, a signing CA issued by it whose name constraints permit exactly the hosts of the
+ * rules whose TLS the sandbox's proxy intercepts, valid for the sandbox's wall clock. A proxy
+ * taken over holds that signing key only: it can mint certificates for its own sandbox's hosts,
+ * which nothing but sandboxes trusts. Made with libcrypto (OpenSSL 3).
+ */
+#ifndef FB_PROXY_CA_H
+#define FB_PROXY_CA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define PROXY_CA_DIR "proxy-ca" /* in the runtime dir: ca.pem (0644), ca.key (0600) */
+
+/*
+ * The deployment's root CA, made on first use (EC P-256, CA:TRUE, keyCertSign and cRLSign,
+ * 10 years) under a lock, written atomically: two creates racing end with one root. 0, or
+ * -errno with err filled.
+ */
+int proxy_ca_ensure(const struct config *cfg, char *err, size_t errlen);
+
+/*
+ * Issues a sandbox's signing CA for hosts[0..n) (nameConstraints critical, pathlen 0, valid from
+ * 5 minutes ago to lifetime_ns plus a day from now) into dir/EGRESS_PROXY_SIGNING (certificate
+ * then key, 0600, owned by uid and gid), and writes dir/EGRESS_PROXY_BUNDLE (0644): the host's
+ * CA bundle and the root, what the sandbox trusts. 0, or -errno with err filled.
+ */
+int proxy_ca_issue_sandbox(const struct config *cfg, const char *const *hosts, size_t n,
+			   int64_t lifetime_ns, const char *dir, uid_t uid, gid_t gid, char *err,
+			   size_t errlen);
+
+#endif

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""What a tool (or an attacker in it) sends over HTTP(S), and what came back, as one JSON line.
+
+  http-try.py METHOD URL [body=N | bodyfile=F] ['header=Name: value']... [host=H] [sni=NAME]
+              [chunked=1]
+  http-try.py raw HOST PORT TEXT         bytes of TEXT ('\\r\\n' escapes) on a plain TCP connection
+  http-try.py tunnel HOST SNI TARGET      TLS to HOST with SNI, then "CONNECT TARGET" inside it
+
+(key=value, not --flags: the tool gate lets python3 take operands, not flags.) "@DECOY@" in the
+URL or a header stands for the sandbox's decoy key ($OPENAI_API_KEY), so the decoy is put in
+inside, never on the command line.
+The TLS context is Python's default: the sandbox's trust store (the deployment CA's bundle).
+Prints {"status": ..., "body": first 400 characters, "error": ...}.
+"""
+import http.client
+import json
+import os
+import socket
+import ssl
+import sys
+from urllib.parse import urlsplit
+
+
+def out(**kv):
+    print(json.dumps(kv, sort_keys=True))
+
+
+def request(args):
+    decoy = os.environ.get("OPENAI_API_KEY", "")
+    method, url = args[0], args[1].replace("@DECOY@", decoy)
+    body, headers, host, sni, chunked = None, {}, None, None, False
+    for a in args[2:]:
+        k, _, v = a.partition("=")
+        if k == "body":
+            body = b"w" * int(v)
+        elif k == "bodyfile":
+            body = open(v, "rb").read()
+        elif k == "header":
+            name, _, value = v.partition(": ")
+            headers[name] = value.replace("@DECOY@", decoy)
+        elif k == "host":
+            host = v
+        elif k == "sni":
+            sni = v
+        elif k == "chunked":
+            chunked = True
+        else:
+            raise SystemExit("unknown argument %r" % a)
+    u = urlsplit(url)
+    if u.scheme == "https":
+        ctx = ssl.create_default_context()
+        if sni:
+            ctx.check_hostname = False  # the attacker's point: a name that is not the URL's
+        conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=10, context=ctx)
+        if sni:
+            raw = socket.create_connection((u.hostname, u.port or 443), timeout=10)
+            conn.sock = ctx.wrap_socket(raw, server_hostname=sni)
+    else:
+        conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=10)
+    path = u.path or "/"
+    if u.query:
+        path += "?" + u.query
+    conn.putrequest(method, path, skip_host=True)
+    conn.putheader("Host", host or u.netloc)
+    for k, v in headers.items():
+        conn.putheader(k, v)
+    if body is not None and chunked:
+        conn.putheader("Transfer-Encoding", "chunked")
+    elif body is not None:
+        conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders()
+    if body is not None:
+        conn.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if chunked else body)
+    r = conn.getresponse()
+    out(status=r.status, body=r.read()[:4000].decode("utf-8", "replace")[:400])
+
+
+def raw(args):
+    s = socket.create_connection((args[0], int(args[1])), timeout=10)
+    s.sendall(args[2].encode().decode("unicode_escape").encode("latin-1"))
+    data = b""
+    try:
+        while len(data) < 4000:
+            chunk = s.recv(4000)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    out(status=None, body=data[:400].decode("utf-8", "replace"))
+
+
+def tunnel(args):
+    host, sni, target = args
+    ctx = ssl.create_default_context()
+    s = ctx.wrap_socket(socket.create_connection((host, 443), timeout=10), server_hostname=sni)
+    s.sendall(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target.encode(), target.encode()))
+    data = s.recv(4000)
+    line = data.split(b"\r\n", 1)[0].decode("utf-8", "replace")
+    out(status=int(line.split()[1]) if len(line.split()) > 1 else None,
+        body=data[:400].decode("utf-8", "replace"))
+
+
+def main():
+    try:
+        if sys.argv[1] == "raw":
+            raw(sys.argv[2:])
+        elif sys.argv[1] == "tunnel":
+            tunnel(sys.argv[2:])
+        else:
+            request(sys.argv[1:])
+    except (OSError, http.client.HTTPException) as e:
+        out(status=None, error="%s: %s" % (type(e).__name__, e),
+            errno=getattr(e, "errno", None))
+
+
+if __name__ == "__main__":
+    main()
