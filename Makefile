@@ -222,7 +222,8 @@ FUZZ_SRC := $(wildcard fuzz/fuzz-*.c)
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/fuzz/obj/schema.o
 # Of the daemon, only its pure parsers: the rest needs a kernel and a server.
-FUZZ_MONITOR_OBJ := $(BUILD)/fuzz/obj/monitor/http/http-query.o
+FUZZ_MONITOR_OBJ := $(BUILD)/fuzz/obj/monitor/http/http-query.o \
+		    $(BUILD)/fuzz/obj/collectors/http/http-parse.o
 
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -151,6 +151,8 @@ size_t detect_rules_senses(struct detect_state *st, const struct event *ev,
 			   struct detect_verdict *out, size_t max);
 size_t detect_rules_exec(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
+size_t detect_rules_http(struct detect_state *st, const struct event *ev,
+			 struct detect_verdict *out, size_t max);
 
 /* Whether path's base name is an interpreter (python3.11, bash, node...). */
 int detect_interpreter(const char *path);

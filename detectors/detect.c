@@ -199,8 +199,9 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 /* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
 static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
 				      struct detect_verdict *out, size_t max) = {
-	detect_rules_net,      detect_rules_host, detect_rules_dns,    detect_rules_file,
-	detect_rules_behavior, detect_rules_lure, detect_rules_senses, detect_rules_exec,
+	detect_rules_net,    detect_rules_host,	    detect_rules_dns,
+	detect_rules_file,   detect_rules_behavior, detect_rules_lure,
+	detect_rules_senses, detect_rules_exec,	    detect_rules_http,
 };
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,

@@ -30,15 +30,6 @@ void egress_link_of(unsigned k, struct egress_link *ret)
 	snprintf(ret->sandbox6, sizeof(ret->sandbox6), EGRESS_NET6 "%x::2", k);
 }
 
-void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *ret6, size_t size6)
-{
-	unsigned base = (64 * k) & 0xffff;
-
-	snprintf(ret4, size4, EGRESS_NET4 "%u.%u", (base >> 8) & 0xff,
-		 (base & 0xc0) + 3 + (t & 0x3f));
-	snprintf(ret6, size6, EGRESS_NET6 "%x::%x", k, 0x100 + t);
-}
-
 /*
  * The gate's main table: whatever does not come from a known sandbox link (or belong to a flow it
  * opened) is dropped. Each sandbox's own table (egress-rules.c) judges its link's packets; a

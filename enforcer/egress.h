@@ -40,8 +40,8 @@ struct egress_link {
 
 void egress_link_of(unsigned k, struct egress_link *ret);
 
-/* Tool t's source addresses on link k ("10.199.x.y", "fd66:6272:fb:k::1tt"). */
-void egress_tool_addrs(unsigned k, unsigned t, char *ret4, size_t size4, char *ret6, size_t size6);
+/* egress_tool_addrs (tool t's source addresses on link k) is in names.h: the monitor reads them
+ * back from the L7 proxy's log. */
 
 /*
  * Connects sandbox name (the netns of init_pid) to the gate as link k and opens its policy's

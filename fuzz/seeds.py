@@ -12,7 +12,7 @@ import re
 import sqlite3
 
 SOURCES = ["trace", "enforcer", "ebpf", "cgroup", "audit", "nflog", "detector", "monitor",
-           "fanotify"]
+           "fanotify", "proxy"]
 
 
 def write(harness, name, data):

@@ -151,6 +151,37 @@ static int describe_dns(const struct event *ev, json_t *f, char *buf, size_t siz
 	return 1;
 }
 
+/*
+ * The L7 proxy's lines in words: "HTTP GET registry.test/simple/ 200 (120 up, 5120 down, 12 ms,
+ * rule registry)", "HTTP POST registry.test/upload REFUSED (rule: registry) 403".
+ */
+static int describe_http(const struct event *ev, json_t *f, char *buf, size_t size, size_t *pos)
+{
+	int refused = strcmp(ev->kind, "http.refused") == 0;
+	json_t *status = json_object_get(f, "status");
+
+	if (!refused && strcmp(ev->kind, "http.request") != 0)
+		return 0;
+	append(buf, size, pos, "HTTP %s %s%s", str_of(f, "method", "?"), str_of(f, "host", "?"),
+	       str_of(f, "path", ""));
+	if (refused) {
+		append(buf, size, pos, " REFUSED (%s", str_of(f, "reason", "?"));
+		if (json_is_string(json_object_get(f, "refused_rule")))
+			append(buf, size, pos, ": %s", str_of(f, "refused_rule", ""));
+		append(buf, size, pos, ")");
+	}
+	if (json_is_integer(status))
+		append(buf, size, pos, " %lld", (long long)json_integer_value(status));
+	append(buf, size, pos, " (%lld up, %lld down, %lld ms",
+	       (long long)json_integer_value(json_object_get(f, "bytes_up")),
+	       (long long)json_integer_value(json_object_get(f, "bytes_down")),
+	       (long long)json_integer_value(json_object_get(f, "duration_ms")));
+	if (json_is_string(json_object_get(f, "rule")))
+		append(buf, size, pos, ", rule %s", str_of(f, "rule", ""));
+	append(buf, size, pos, ")");
+	return 1;
+}
+
 /* An integer field as a number (0 when missing). */
 static long long int_of(json_t *f, const char *key)
 {
@@ -233,6 +264,7 @@ char *event_describe(const struct event *ev, char *buf, size_t size)
 	} else if (f &&
 		   (describe_detection(ev, f, buf, size, &pos) ||
 		    describe_lure(ev, f, buf, size, &pos) || describe_dns(ev, f, buf, size, &pos) ||
+		    describe_http(ev, f, buf, size, &pos) ||
 		    describe_senses(ev, f, buf, size, &pos) ||
 		    describe_file(ev, f, buf, size, &pos))) {
 		/* described */

@@ -11,7 +11,7 @@ static const char *const source_names[_EVENT_SOURCE_MAX] = {
 	[EVENT_SOURCE_EBPF] = "ebpf",	      [EVENT_SOURCE_CGROUP] = "cgroup",
 	[EVENT_SOURCE_AUDIT] = "audit",	      [EVENT_SOURCE_NFLOG] = "nflog",
 	[EVENT_SOURCE_FANOTIFY] = "fanotify", [EVENT_SOURCE_DETECTOR] = "detector",
-	[EVENT_SOURCE_MONITOR] = "monitor",
+	[EVENT_SOURCE_MONITOR] = "monitor",   [EVENT_SOURCE_PROXY] = "proxy",
 };
 
 const char *event_source_to_string(enum event_source s)

@@ -23,6 +23,7 @@ enum event_source {
 	EVENT_SOURCE_DETECTOR, /* verdicts */
 	EVENT_SOURCE_MONITOR,  /* the monitor about itself: loss, gaps, actions */
 	EVENT_SOURCE_FANOTIFY, /* file activity and the lures (fanotify) */
+	EVENT_SOURCE_PROXY,    /* the gate's L7 proxy: HTTP requests, allowed or refused */
 	_EVENT_SOURCE_MAX,
 };
 

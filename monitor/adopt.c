@@ -12,10 +12,12 @@
 #include "daemon.h"
 #include "macro.h"
 #include "policies.h"
+#include "policy/policy.h"
 #include "records.h"
 #include "collectors/dns/dns-events.h"
 #include "collectors/lure/lure-events.h"
 #include "collectors/file/file-events.h"
+#include "collectors/http/http-events.h"
 #include "collectors/proc/proc-events.h"
 #include "collectors/syscall/syscall-events.h"
 #include "timeutil.h"
@@ -104,6 +106,7 @@ int adopt_collectors_watch(struct daemon *d, const struct store_sandbox *sb)
 		return r;
 	lure_events_watch(d->lures, sb);
 	dns_events_watch(d->dns, sb);	 /* its sockets' DNS, if it has any way out */
+	adopt_http_watch(d, sb);	 /* its proxy's log, if it has a link to the gate */
 	file_events_watch(d->files, sb); /* an adopted cgroup has no mounts of its own to mark */
 	return 0;
 }
@@ -115,6 +118,16 @@ void adopt_collectors_unwatch(struct daemon *d, const struct store_sandbox *sb)
 	lure_events_unwatch(d->lures, sb);
 	dns_events_unwatch(d->dns, sb);
 	file_events_unwatch(d->files, sb);
+	http_events_unwatch(d->http_log, sb);
+}
+
+void adopt_http_watch(struct daemon *d, const struct store_sandbox *sb)
+{
+	/* The policy names the tools, by the index their source addresses are made from. */
+	struct policy *p = d->http_log ? policies_for(d, sb) : NULL;
+
+	http_events_watch(d->http_log, sb, p);
+	policy_free(p);
 }
 
 int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sandbox **ret,
@@ -382,6 +395,15 @@ void adopt_resume_steps(struct daemon *d)
 				       sb->name, (long long)v[i].step);
 	}
 	adopt_forget_steps(d);
+}
+
+void adopt_http_steps(struct daemon *d)
+{
+	struct resumed_step *v = d->resumed ? d->resumed->v : NULL;
+
+	/* Since when is not known: any of its tool's proxy log lines up to now can be its. */
+	for (size_t i = 0; v && i < d->resumed->n; i++)
+		http_events_step_start(d->http_log, v[i].sandbox, v[i].step, v[i].tool, 0);
 }
 
 void adopt_forget_steps(struct daemon *d)

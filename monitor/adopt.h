@@ -34,6 +34,12 @@ int adopt_watch(struct daemon *d, const struct adopt_watch *w, struct store_sand
  */
 int adopt_collectors_watch(struct daemon *d, const struct store_sandbox *sb);
 
+/* Follows sb's L7 proxy log (a no-op without a gate link), naming its tools by its policy. */
+void adopt_http_watch(struct daemon *d, const struct store_sandbox *sb);
+
+/* Tells the proxy log's follower of the steps found running at start-up. */
+void adopt_http_steps(struct daemon *d);
+
 /* Tells every collector that sb is no longer watched, the syscall recorder included. */
 void adopt_collectors_unwatch(struct daemon *d, const struct store_sandbox *sb);
 

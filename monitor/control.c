@@ -14,6 +14,7 @@
 #include "records.h"
 #include "macro.h"
 #include "collectors/dns/dns-events.h"
+#include "collectors/http/http-events.h"
 #include "collectors/nflog/nflog-events.h"
 #include "collectors/file/file-events.h"
 #include "collectors/proc/proc-events.h"
@@ -161,6 +162,8 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 	sb->updated_ts = time_now_ns();
 	if (cgroup)
 		strcpy(sb->cgroup, cgroup);
+	if (hash) /* before the watch: the proxy log's follower names tools by the policy */
+		strcpy(sb->policy_hash, hash);
 	/* A running sandbox's processes are traced from now on. */
 	if (strcmp(state, "running") == 0 && cgroup) {
 		adopt_collectors_watch(d, sb); /* logged by the tracer if it fails */
@@ -169,8 +172,6 @@ static void op_register(struct daemon *d, struct lineserver *ls, uint64_t token,
 		adopt_collectors_unwatch(d, sb);
 		verdicts_forget(d, sb->name);
 	}
-	if (hash)
-		strcpy(sb->policy_hash, hash);
 
 	control_submit_sandbox(d, ls, token, lineno, sb);
 }
@@ -224,6 +225,8 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 					    json_is_integer(cg) ? (uint64_t)json_integer_value(cg)
 								: 0);
 			json_decref(f);
+			http_events_step_start(d->http_log, wop.ev.sandbox, wop.ev.step,
+					       wop.ev.tool, wop.ev.ts);
 			proc_events_drain(d->proc); /* records that waited for this report */
 		} else if (strcmp(wop.ev.kind, "step.end") == 0) {
 			/* The step's last records are in the ring buffer already (it has ended):
@@ -231,6 +234,7 @@ static void op_event(struct daemon *d, struct lineserver *ls, uint64_t token, ui
 			proc_events_drain(d->proc);
 			syscall_events_drain(d->syscalls);
 			dns_events_drain(d->dns);
+			http_events_step_end(d->http_log, wop.ev.sandbox, wop.ev.step, wop.ev.ts);
 			file_events_step_end(d->files, wop.ev.sandbox);
 			exec_scope_end(d, wop.ev.sandbox, wop.ev.step);
 			registry_step_end(d->registry, wop.ev.sandbox, wop.ev.step);

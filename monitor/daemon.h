@@ -60,6 +60,7 @@ struct daemon {
 	struct nflog_events *nflog;
 	struct lure_events *lures;
 	struct dns_events *dns;
+	struct http_events *http_log; /* the L7 proxy's access logs (collectors/http/) */
 	/* The detectors (monitor/verdicts.c). */
 	struct verdicts *verdicts;	/* the detector stage (monitor/verdicts.c) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */

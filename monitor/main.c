@@ -20,6 +20,7 @@
 #include "collectors/cgroup/cgroup-events.h"
 #include "collectors/collector.h"
 #include "collectors/dns/dns-events.h"
+#include "collectors/http/http-events.h"
 #include "counters.h"
 #include "daemon.h"
 #include "collectors/file/file-events.h"
@@ -307,6 +308,22 @@ static int start_servers(struct daemon *d)
 	return 0;
 }
 
+/* The proxy logs' follower, and every live sandbox's log (the others read their registry). */
+static int start_http_log(struct daemon *d, const struct collector_env *env)
+{
+	struct store_sandbox *sb;
+	size_t pos = 0;
+	int r;
+
+	if ((r = http_events_new(env, &d->http_log)) < 0)
+		return r;
+	while ((sb = registry_next(d->registry, &pos)))
+		if (registry_live(sb))
+			adopt_http_watch(d, sb);
+	adopt_http_steps(d);
+	return 0;
+}
+
 /*
  * The collectors, each given the loop, the sink, the registry and the counters. The process
  * tracer and the audit stream may be missing on a host (logged: their events are not recorded);
@@ -321,6 +338,9 @@ static int start_collectors(struct daemon *d)
 					   .counters = d->counters };
 	int r;
 
+	/* First: the steps found running (forgotten once the tracer confines them) are its too. */
+	if ((r = start_http_log(d, &env)) < 0)
+		return log_errno(r, "L7 proxy log collector");
 	if ((r = proc_events_new(&env, &d->proc)) < 0)
 		log_errno(r,
 			  "the process tracer did not start: no process events will be recorded");
@@ -589,6 +609,7 @@ static void stop_all(struct daemon *d)
 	lure_events_free(d->lures);
 	nflog_events_free(d->nflog);
 	dns_events_free(d->dns);
+	http_events_free(d->http_log);
 	http_stop(d);
 	http_free(d);
 	export_free(d);

@@ -183,7 +183,9 @@ struct policy_detectors {
 	X(FILE_PERSISTENCE, "file.persistence")                                                    \
 	X(FILE_ANTI_FORENSICS, "file.anti-forensics")                                              \
 	X(FILE_SENSITIVE_READ, "file.sensitive-read")                                              \
-	X(FILE_SETUID, "file.setuid")
+	X(FILE_SETUID, "file.setuid")                                                              \
+	X(HTTP_REFUSED, "http.refused")                                                            \
+	X(EXFIL_DECOY_HTTP, "exfil.decoy-http")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -28,8 +28,8 @@ static int64_t step_of(struct scan *x, const struct event *ev)
 
 static int refused_egress(const struct event *ev, json_t *f)
 {
-	if (strcmp(ev->kind, "net.denied") == 0)
-		return 1;
+	if (strcmp(ev->kind, "net.denied") == 0 || strcmp(ev->kind, "http.refused") == 0)
+		return 1; /* the gate dropped it, or its L7 proxy refused it */
 	return (strcmp(ev->kind, "net.connect") == 0 || strcmp(ev->kind, "net.sendmsg") == 0) &&
 	       json_is_string(json_object_get(f, "egress_hook")) &&
 	       strcmp(json_string_value(json_object_get(f, "egress_hook")), "refused") == 0;

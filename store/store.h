@@ -212,6 +212,27 @@ int store_policy_put(struct store *s, const char *hash, const char *name, const 
 /* The text kept under hash, in *ret (free it); -ENOENT if none. */
 int store_policy_get(struct store *s, const char *hash, char **ret);
 
+/*
+ * Where a follower of a file is (schema 004): the file's inode, the offset of the next line not
+ * stored, and how many lines of that inode are stored. Written in the transaction of the events
+ * of the lines it covers (writer_op.cursor), so it never runs ahead of them or lags behind.
+ */
+struct store_cursor {
+	int64_t sandbox_id;
+	char source[32];
+	uint64_t inode;
+	int64_t offset;
+	int64_t lines;
+	int64_t updated_ts;
+};
+
+/* Inserts or replaces the cursor of (sandbox_id, source). 0 or -errno. */
+int store_cursor_put(struct store *s, const struct store_cursor *c);
+
+/* The cursor of (sandbox_id, source) into *ret; -ENOENT if there is none. */
+int store_cursor_get(struct store *s, int64_t sandbox_id, const char *source,
+		     struct store_cursor *ret);
+
 /* Closes incident id at end_ts (its sandbox is gone); a closed one stays as it was. */
 int store_incident_close(struct store *s, int64_t id, int64_t end_ts);
 

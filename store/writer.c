@@ -49,6 +49,7 @@ void writer_op_clear(struct writer_op *op)
 	if (op->policy)
 		free(op->policy->text);
 	free(op->policy);
+	free(op->cursor);
 	free(op->msg);
 	memset(op, 0, sizeof(*op));
 }
@@ -71,9 +72,11 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 }
 
 /* Applies one op inside the open transaction; returns its result. */
-static int apply(struct writer *w, struct writer_op *op)
+static int apply_one(struct writer *w, struct writer_op *op)
 {
 	switch (op->type) {
+	case WRITER_OP_CURSOR:
+		return 0; /* the cursor itself is put by apply() */
 	case WRITER_OP_EVENT:
 		return store_event_insert(w->store, &op->ev);
 	case WRITER_OP_TRACE:
@@ -102,6 +105,22 @@ static int apply(struct writer *w, struct writer_op *op)
 	}
 	}
 	abort(); /* an op type this writer does not know is a bug in the caller */
+}
+
+/* The op, then its cursor if it carries one and the op worked (same transaction). */
+static int apply(struct writer *w, struct writer_op *op)
+{
+	int r = apply_one(w, op);
+
+	if (r >= 0 && op->cursor) {
+		int rc = store_cursor_put(w->store, op->cursor);
+
+		/* The op is in the transaction without its cursor: only a rollback keeps them
+		 * together (a restart then reads those lines again). */
+		if (rc < 0)
+			return rc == -ENOSPC ? rc : -EIO;
+	}
+	return r;
 }
 
 static const char *result_text(int result)
@@ -153,6 +172,10 @@ static size_t apply_event_run(struct writer *w, struct writer_op *ops, size_t n,
 	if (run < 2)
 		return 0;
 	r = store_events_insert(w->store, evs, run);
+	/* The cursors of the run's ops, in order, after the events they cover. */
+	for (size_t j = 0; j < run && r == 0; j++)
+		if (ops[j].cursor)
+			r = store_cursor_put(w->store, ops[j].cursor);
 	for (size_t j = 0; j < run; j++)
 		results[j] = r;
 	if (r == 0)
@@ -194,7 +217,8 @@ static void fail_ops(const struct writer_op *ops, size_t n, int r, int *results,
 		if (ops[i].type != WRITER_OP_REPLY) {
 			results[i] = r;
 			t->failed++;
-			t->lost += ops[i].type != WRITER_OP_SANDBOX;
+			t->lost +=
+				ops[i].type != WRITER_OP_SANDBOX && ops[i].type != WRITER_OP_CURSOR;
 		}
 	}
 	t->events = 0;

@@ -26,6 +26,7 @@ enum writer_op_type {
 	WRITER_OP_VERDICT, /* insert detection (owned; and open or raise its incident), append ev */
 	WRITER_OP_INCIDENT_CLOSE, /* close incident_id at ev's time, append ev */
 	WRITER_OP_POLICY,	  /* keep policy (owned): its text under its hash */
+	WRITER_OP_CURSOR,	  /* put cursor (owned) alone: a file restarted, nothing to store */
 };
 
 /* A policy's text for the store (WRITER_OP_POLICY). */
@@ -47,6 +48,11 @@ struct writer_op {
 	int create_incident; /* WRITER_OP_VERDICT: the detection opens its incident */
 	int64_t incident_id; /* WRITER_OP_INCIDENT_CLOSE */
 	struct writer_policy *policy;
+	/*
+	 * Any op: also put this cursor (owned), in the same transaction as what the op writes, and
+	 * only if that worked: a follower's position moves with the events of its lines.
+	 */
+	struct store_cursor *cursor;
 	char *msg; /* owned; returned in the completion */
 };
 

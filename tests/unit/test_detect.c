@@ -65,9 +65,10 @@ static struct detect_state *new_state(int with_policy)
 	return st;
 }
 
-/* Feeds one event; returns the verdict count and the first verdict's rule (or ""). */
-static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *tool,
-		   const char *kind, const char *fields, struct detect_verdict *v)
+/* Feeds one event of source src; returns the verdict count. */
+static size_t feed_from(struct detect_state *st, enum event_source src, int64_t id, int64_t ts,
+			const char *tool, const char *kind, const char *fields,
+			struct detect_verdict *v)
 {
 	struct event ev;
 	size_t n;
@@ -79,12 +80,19 @@ static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *
 	strcpy(ev.sandbox, "s");
 	strcpy(ev.tool, tool);
 	strcpy(ev.kind, kind);
-	ev.source = EVENT_SOURCE_EBPF;
+	ev.source = src;
 	ev.fields = (char *)fields;
 	ev.fields_len = strlen(fields);
 	n = detect_event(st, &ev, v, 4);
 	ev.fields = NULL;
 	return n;
+}
+
+/* Feeds one event of the process tracer; returns the verdict count. */
+static size_t feed(struct detect_state *st, int64_t id, int64_t ts, const char *tool,
+		   const char *kind, const char *fields, struct detect_verdict *v)
+{
+	return feed_from(st, EVENT_SOURCE_EBPF, id, ts, tool, kind, fields, v);
 }
 
 #define SEC 1000000000LL
@@ -1399,6 +1407,47 @@ static void test_dns_thresholds_come_from_the_policy(void **state)
 	detect_state_free(st);
 }
 
+/* The L7 proxy's lines: a refusal alerts, a decoy's marker kills; what it let through, or a
+ * refusal from any source but the proxy, does nothing. */
+static size_t feed_proxy(struct detect_state *st, enum event_source src, const char *kind,
+			 const char *fields, struct detect_verdict *v)
+{
+	return feed_from(st, src, 9, 5 * SEC, "install_deps", kind, fields, v);
+}
+
+static void test_http_refused_alerts_and_decoy_kills(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+
+	assert_int_equal(
+		feed_proxy(st, EVENT_SOURCE_PROXY, "http.request",
+			   "{\"method\":\"GET\",\"host\":\"registry.test\",\"decoy\":false}", v),
+		0);
+	assert_int_equal(feed_proxy(st, EVENT_SOURCE_PROXY, "http.refused",
+				    "{\"method\":\"POST\",\"host\":\"registry.test\",\"reason\":"
+				    "\"rule\",\"refused_rule\":\"registry\",\"decoy\":false}",
+				    v),
+			 1);
+	assert_string_equal(v[0].rule, "http.refused");
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	assert_non_null(strstr(v[0].reason, "registry"));
+	assert_int_equal(feed_proxy(st, EVENT_SOURCE_PROXY, "http.refused",
+				    "{\"method\":\"GET\",\"host\":\"registry.test\",\"reason\":"
+				    "\"decoy\",\"decoy\":true}",
+				    v),
+			 2);
+	assert_string_equal(v[0].rule, "exfil.decoy-http");
+	assert_int_equal(v[0].severity, DETECT_CRITICAL);
+	assert_int_equal(detect_verdict_action(st, &v[0]), POLICY_ACTION_KILL);
+	assert_string_equal(v[1].rule, "http.refused");
+	/* The kind from another source is not the proxy's word. */
+	assert_int_equal(feed_proxy(st, EVENT_SOURCE_ENFORCER, "http.refused",
+				    "{\"method\":\"GET\",\"decoy\":true}", v),
+			 0);
+	detect_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1415,6 +1464,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_saturation_over_a_window),
 		cmocka_unit_test(test_escape_indicators),
 		cmocka_unit_test(test_lure_rules),
+		cmocka_unit_test(test_http_refused_alerts_and_decoy_kills),
 		cmocka_unit_test(test_dns_tunnel_long_random_labels_under_one_parent),
 		cmocka_unit_test(test_dns_tunnel_many_names_and_txt_bursts),
 		cmocka_unit_test(test_dns_thresholds_come_from_the_policy),

@@ -231,14 +231,14 @@ static void test_open_creates_schema_at_latest_version(void **state)
 {
 	static const char *const tables[] = { "sandboxes",  "steps",	 "events",
 					      "step_spans", "incidents", "incident_events",
-					      "policies" };
+					      "policies",   "cursors" };
 	const char *path = fixture_db_path("create");
 	struct store *s = open_new("create");
 	struct stat st;
 	char buf[32];
 	sqlite3 *db;
 
-	assert_int_equal(store_latest_version(), 3);
+	assert_int_equal(store_latest_version(), 4);
 	assert_int_equal(store_version(s), store_latest_version());
 	db = raw_open(path);
 	assert_string_equal(raw_text(db, "PRAGMA journal_mode", buf, sizeof(buf)), "wal");
