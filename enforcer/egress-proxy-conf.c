@@ -13,7 +13,7 @@
  *    that does not resolve to the address the tool connected to (a rule's name on another
  *    rule's server);
  * 4. anything else: refused, with the page of the rule whose host the request named (what it
- *    allows), noted "refused:NAME", or a plain refusal, noted "refused:host".
+ *    allows), noted "refused:NAME", or a plain refusal, noted "nohost".
  */
 #include "egress-proxy.h"
 
@@ -374,8 +374,8 @@ static void conf_access(FILE *f, const struct policy *p, unsigned k)
 	fputs("acl fb_connect method CONNECT\n"
 	      "acl fb_step1 at_step SslBump1\n"
 	      "acl fb_chunked req_header Transfer-Encoding .\n"
-	      "acl fb_sni_no annotate_transaction firebreak+=refused:sni\n"
-	      "acl fb_host_no annotate_transaction firebreak+=refused:host\n"
+	      "acl fb_sni_no annotate_transaction firebreak+=nosni\n"
+	      "acl fb_host_no annotate_transaction firebreak+=nohost\n"
 	      /* The connection's first CONNECT marks it; a later one is a tunnel inside it. */
 	      "acl fb_conn_seen note fb_conn seen\n"
 	      "acl fb_conn_mark annotate_client fb_conn=seen\n"

@@ -6,7 +6,8 @@
  *   1 time (s.ms)        2 client address     3 client port       4 port asked for
  *   5 status to client   6 status upstream    7 bytes from client 8 bytes to client
  *   9 body bytes upstream 10 duration (ms)    11 squid's error    12 upstream address
- *  13 the proxy's notes (firebreak=rule:ID, refused:ID, refused:host, refused:sni, decoy:marker)
+ *  13 the proxy's notes (firebreak=rule:ID, refused:ID, nohost, nosni, decoy:marker,
+ *     credential:NAME)
  *  14 scheme  15 method  16 host  17 TLS SNI  18 path
  */
 #ifndef FB_PROXY_LOGFORMAT_H

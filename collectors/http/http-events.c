@@ -166,6 +166,8 @@ static json_t *line_fields(const struct http_log_line *l, const char *reason, in
 		json_object_set_new(f, "reason", json_string(reason));
 	if (l->refused_rule[0])
 		json_object_set_new(f, "refused_rule", json_string(l->refused_rule));
+	if (l->credential[0])
+		json_object_set_new(f, "credential", json_string(l->credential));
 	if (l->err[0])
 		json_object_set_new(f, "error", json_string(l->err));
 	if (l->upstream[0])

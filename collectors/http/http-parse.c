@@ -223,15 +223,16 @@ static int note(const char *p, size_t n, struct http_log_line *l)
 	}
 	if (starts(p, n, "rule:"))
 		return l->rule[0] ? -EINVAL : rule_id(p + 5, n - 5, l->rule);
-	if (!starts(p, n, "refused:") || l->refused != HTTP_REFUSED_NONE)
+	/* A request may carry two credentials (two headers): the first is named. */
+	if (starts(p, n, "credential:"))
+		return l->credential[0] ? 0 : rule_id(p + 11, n - 11, l->credential);
+	if (l->refused != HTTP_REFUSED_NONE)
 		return -EINVAL;
-	p += 8;
-	n -= 8;
-	if (n == 4 && !memcmp(p, "host", 4))
+	if (n == 6 && !memcmp(p, "nohost", 6))
 		l->refused = HTTP_REFUSED_HOST;
-	else if (n == 3 && !memcmp(p, "sni", 3))
+	else if (n == 5 && !memcmp(p, "nosni", 5))
 		l->refused = HTTP_REFUSED_SNI;
-	else if (rule_id(p, n, l->refused_rule) == 0)
+	else if (starts(p, n, "refused:") && rule_id(p + 8, n - 8, l->refused_rule) == 0)
 		l->refused = HTTP_REFUSED_RULE;
 	else
 		return -EINVAL;

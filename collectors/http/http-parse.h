@@ -29,8 +29,8 @@
 enum http_refusal {
 	HTTP_REFUSED_NONE,
 	HTTP_REFUSED_RULE, /* refused:ID: the rule's http limits (method, path, size) */
-	HTTP_REFUSED_HOST, /* refused:host: no rule for the host, or Host and destination differ */
-	HTTP_REFUSED_SNI,  /* refused:sni: TLS SNI unknown, or domain fronting */
+	HTTP_REFUSED_HOST, /* nohost: no rule for the host, or Host and destination differ */
+	HTTP_REFUSED_SNI,  /* nosni: TLS SNI unknown, or domain fronting */
 };
 
 /* A decoded sandbox-chosen string: any bytes (a %00 is a NUL), len of them, NUL-terminated. */
@@ -53,6 +53,7 @@ struct http_log_line {
 	char upstream[HTTP_LOG_ADDR_MAX];	  /* "" if none */
 	char rule[HTTP_LOG_RULE_MAX + 1];	  /* rule:ID, "" if none */
 	char refused_rule[HTTP_LOG_RULE_MAX + 1]; /* refused:ID */
+	char credential[HTTP_LOG_RULE_MAX + 1];	  /* credential:NAME: a real value swapped in */
 	enum http_refusal refused;
 	int decoy; /* decoy:marker: the request carried the sandbox's decoy marker */
 	struct http_log_str scheme, method, host, sni, path;

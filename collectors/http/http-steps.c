@@ -53,12 +53,19 @@ void http_steps_start(struct http_steps *s, int64_t step, const char *tool, int6
 {
 	struct http_step *st;
 
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].step == step)
+	st = NULL;
+	for (size_t i = 0; i < s->n && !st; i++) {
+		if (s->v[i].step != step)
+			continue;
+		if (!s->v[i].end && strcmp(s->v[i].tool, tool ? tool : "") == 0)
 			return; /* reported again (a restarted daemon reloads the running ones) */
-	if (s->n == HTTP_STEPS_MAX)
-		make_room(s);
-	st = &s->v[s->n++];
+		st = &s->v[i];	/* the harness used the number again: the new step is it now */
+	}
+	if (!st) {
+		if (s->n == HTTP_STEPS_MAX)
+			make_room(s);
+		st = &s->v[s->n++];
+	}
 	st->step = step;
 	st->start = ts;
 	st->end = 0;

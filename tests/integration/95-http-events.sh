@@ -48,15 +48,24 @@ assert_eq "$(http_events http.refused)" "install_deps 2 POST /simple/" \
 wait_verdict_line h7 "http.refused medium alert" || fail "no http.refused alert"
 ok "a refusal is an alert"
 
-# A restart between lines: the monitor goes on after the last stored line.
+# A restart between lines: the monitor goes on after the last stored line. With the daemon down
+# no tool call runs (a watched sandbox runs nothing unrecorded), but an escaped process may still
+# reach the proxy: root in the sandbox's network namespace, bound to web_fetch's address (the
+# gate knows docs.test's address from web_fetch's first call). Its line waits in the log.
+try web_fetch 3 GET http://docs.test/ >/dev/null
+k=$(state_field h7 link)
+web_fetch=$(python3 -c "k=$k; b=(64*k)&0xffff; print('10.199.%d.%d' % ((b>>8)&255, (b&0xc0)+3+3))")
+init=$(state_field h7 init_pid)
 stop_daemon
-try web_fetch 3 GET http://docs.test/simple/ >/dev/null # while it is down
+nsenter --net="/proc/$init/ns/net" curl -s -o /dev/null --max-time 10 --interface "$web_fetch" \
+	--resolve docs.test:80:198.51.100.7 http://docs.test/simple/ ||
+	fail "the escaped request (as web_fetch, $web_fetch) did not get through the proxy"
 start_daemon --config "$FB_CONF"
 try install_deps 4 GET http://registry.test/simple/ >/dev/null
-wait_http http.request 3 || fail "the lines around the restart are not all there"
-assert_eq "$(http_events http.request | wc -l)" "3" "three requests, each once"
+wait_http http.request 4 || fail "the lines around the restart are not all there"
+assert_eq "$(http_events http.request | wc -l)" "4" "four requests, each once"
 http_events http.request | grep -qx "install_deps 4 GET /simple/" || fail "step 4's GET"
-http_events http.request | grep -q "^web_fetch .* GET /simple/" || fail "the GET made while down"
+http_events http.request | grep -qx "web_fetch None GET /simple/" || fail "the GET made while down"
 
 # The decoy in a header: refused by the proxy, and the sandbox killed.
 try agent 5 GET https://api.model.test/v1/models "header=Authorization: Bearer @DECOY@" >/dev/null

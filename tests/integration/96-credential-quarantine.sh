@@ -69,6 +69,8 @@ assert_eq "$(contacts api "$decoy")" "0" "the decoy never reached the API"
 assert_eq "$(field "$scan" found)" "[]" "the real key is nowhere inside"
 python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["processes"] >= 1 and s["mappings"] > 10 and s["files"] > 20, s' "$scan" ||
 	fail "the scan searched too little to mean anything: $scan"
+wait_for 5 has_event cq http.request credential=model_api host=api.model.test ||
+	fail "the swap is not an http.request noting the credential"
 ok "the real key went to the API; inside, no process, memory or file holds it"
 
 # ---- The decoy anywhere else: refused, and nothing arrives.
@@ -91,6 +93,7 @@ refused "$(try install_deps GET http://registry.test/simple/ 'header=Authorizati
 assert_eq "$(contacts api '"event":"request"')" "$before_api" "no decoy request reached the API"
 assert_eq "$(contacts api '"host": "front.test"')" "$before_front" "nothing reached front.test"
 assert_eq "$(contacts registry "$marker")" "0" "no decoy reached the registry"
+wait_for 5 has_event cq verdict rule=exfil.decoy-http || fail "no exfil.decoy-http verdict"
 ok "the decoy is swapped only whole, in Authorization, to the model API"
 
 # ---- Host side: the key is only where it must be (its file, the proxy's credentials, the

@@ -250,6 +250,26 @@ static void test_step_of_a_tool_at_a_time(void **state)
 	http_steps_free(s);
 }
 
+/* A harness may give a number again (a copy-in's step 1, then a tool's --step 1): the new step
+ * is that number from its start on, not the old one reported twice. */
+static void test_step_number_used_again(void **state)
+{
+	struct http_steps *s;
+	int64_t step = -1;
+	int amb;
+
+	assert_int_equal(http_steps_new(&s), 0);
+	http_steps_start(s, 1, "setup", 1000000000);
+	http_steps_end(s, 1, 1100000000);
+	http_steps_start(s, 1, "install_deps", 1200000000);
+	assert_int_equal(http_steps_at(s, "install_deps", 1300000000, &step, &amb), 1);
+	assert_int_equal(step, 1);
+	/* The same start again (a restarted daemon) changes nothing. */
+	http_steps_start(s, 1, "install_deps", 1250000000);
+	assert_int_equal(http_steps_at(s, "install_deps", 1210000000, &step, &amb), 1);
+	http_steps_free(s);
+}
+
 /* The follower: what it hands out and notes. */
 struct seen {
 	char text[16][64];
@@ -489,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_unquote_is_squids_encoding_reversed),
 		cmocka_unit_test(test_source_address_names_its_tool_on_its_link_only),
 		cmocka_unit_test(test_step_of_a_tool_at_a_time),
+		cmocka_unit_test(test_step_number_used_again),
 		cmocka_unit_test(test_follower_pieces_truncation_rotation_overlong),
 		cmocka_unit_test(test_cursor_restart_neither_loses_nor_duplicates),
 	};
