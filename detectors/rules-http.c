@@ -2,7 +2,9 @@
  * L7 proxy rules: what the gate's proxy refused (collectors/http/). The proxy has already stopped
  * the request; the verdict says someone in the sandbox tried. A request carrying the decoys'
  * marker is a decoy's content being sent out: nothing honest holds it, so it is critical and
- * kills by default, like the other decoy rules (rules-lure.c).
+ * kills by default, like the other decoy rules (rules-lure.c). The proxy ending while its
+ * sandbox lives leaves the sandbox's HTTP(S) refused (fail closed), so it only alerts: nothing
+ * gets out, but a crashed squid may have been attacked.
  */
 #include <stdio.h>
 #include <string.h>
@@ -50,12 +52,25 @@ static size_t refused(const struct event *ev, struct detect_verdict *out)
 	return 1;
 }
 
+static size_t proxy_down(const struct event *ev, struct detect_verdict *out)
+{
+	detect_verdict_init(out, ev, RULE_EGRESS_PROXY_DOWN, DETECT_MEDIUM);
+	snprintf(out->reason, sizeof(out->reason),
+		 "the sandbox's L7 proxy ended while the sandbox ran: its HTTP and HTTPS egress is "
+		 "refused from now on (fail closed)");
+	return 1;
+}
+
 size_t detect_rules_http(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max)
 {
 	size_t n = 0;
 
-	if (ev->source != EVENT_SOURCE_PROXY || strcmp(ev->kind, "http.refused") != 0)
+	if (ev->source != EVENT_SOURCE_PROXY)
+		return 0;
+	if (strcmp(ev->kind, "proxy.down") == 0)
+		return max ? proxy_down(ev, out) : 0;
+	if (strcmp(ev->kind, "http.refused") != 0)
 		return 0;
 	/* A decoy's request is refused too: both verdicts, the critical one first. */
 	if (n < max && event_field_true(ev, "decoy"))

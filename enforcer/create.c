@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "plant-lures.h"
+#include "procstat.h"
 #include "policy/policy.h"
 #include "report.h"
 #include "sandbox.h"
@@ -382,7 +383,7 @@ static int create_save_state(struct create_run *c)
 
 	strscpy(st->name, sizeof(st->name), c->name);
 	st->init_pid = c->pid;
-	st->init_start = state_process_start(c->pid);
+	st->init_start = proc_start_time(c->pid);
 	st->created_ts = time_now_ns();
 	st->uid = c->lim.uid;
 	st->gid = c->lim.gid;

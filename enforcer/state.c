@@ -13,6 +13,7 @@
 #include "event.h"
 #include "log.h"
 #include "macro.h"
+#include "procstat.h"
 
 int state_dir(const struct config *cfg, const char *name, char *buf, size_t size)
 {
@@ -99,39 +100,10 @@ int state_load(const struct config *cfg, const char *name, struct sandbox_state 
 	return 0;
 }
 
-uint64_t state_process_start(pid_t pid)
-{
-	char path[64], buf[1024], state, *p;
-	unsigned long long start = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	/* The command may hold spaces and parentheses: fields count from the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2,
-			 "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 &state, &start) != 2)
-		return 0;
-	/* A zombie's namespaces are gone already: it is not a live process (and our init's zombie
-	 * lingers where the host's pid 1 does not reap). */
-	if (state == 'Z' || state == 'X')
-		return 0;
-	return start;
-}
-
 int state_init_alive(const struct sandbox_state *st)
 {
 	return st->init_pid > 0 && st->init_start > 0 &&
-	       state_process_start(st->init_pid) == st->init_start;
+	       proc_start_time(st->init_pid) == st->init_start;
 }
 
 int state_next_step(const struct config *cfg, const char *name, int64_t *ret)

@@ -63,9 +63,6 @@ int state_init_alive(const struct sandbox_state *st);
 void state_stop_pidfile(const struct config *cfg, const char *name, const char *pidfile,
 			const char *comm, int sig);
 
-/* The start time of pid from /proc, or 0 if it is gone. */
-uint64_t state_process_start(pid_t pid);
-
 /* Takes the next step number (a counter under flock); 0 and *ret, or -errno. */
 int state_next_step(const struct config *cfg, const char *name, int64_t *ret);
 

@@ -184,6 +184,7 @@ struct policy_detectors {
 	X(FILE_ANTI_FORENSICS, "file.anti-forensics")                                              \
 	X(FILE_SENSITIVE_READ, "file.sensitive-read")                                              \
 	X(FILE_SETUID, "file.setuid")                                                              \
+	X(EGRESS_PROXY_DOWN, "egress.proxy-down")                                                  \
 	X(HTTP_REFUSED, "http.refused")                                                            \
 	X(EXFIL_DECOY_HTTP, "exfil.decoy-http")
 

@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "names.h"
 #include "policy/policy.h"
+#include "procstat.h"
 #include "store/registry.h"
 #include "store/sink.h"
 #include "store/store.h"
@@ -44,6 +45,11 @@ struct http_watch {
 	int live;
 	struct http_events *he;
 	int64_t lines; /* lines of the current inode stored (the cursor's count) */
+	/* The proxy and the sandbox's init, each by pid and start time (pids get reused): the
+	 * proxy ending while the init lives is proxy.down, said once. */
+	pid_t proxy_pid, init_pid;
+	uint64_t proxy_start, init_start;
+	int proxy_down;
 };
 
 struct http_events {
@@ -52,7 +58,7 @@ struct http_events {
 	size_t n, cap;
 	int ifd, timer_fd;
 	uint64_t lines, requests, refused, unparsed, overlong, truncated, rotated, restarted;
-	uint64_t no_tool, no_step, store_full, lost, read_errors;
+	uint64_t no_tool, no_step, store_full, lost, read_errors, proxy_down;
 };
 
 static struct http_watch *find(struct http_events *he, const char *name)
@@ -278,6 +284,60 @@ static void poll_one(struct http_watch *w)
 	}
 }
 
+/* The proxy's pid from its pid file (written at create, before the sandbox registers). */
+static void proxy_learn(struct http_watch *w)
+{
+	char path[PATH_MAX + 32], buf[32] = "";
+	FILE *f;
+	int pid;
+
+	if (config_sandbox_path(w->he->env.cfg, w->name, HTTP_EVENTS_PROXY_PID, path,
+				sizeof(path)) < 0 ||
+	    !(f = fopen(path, "re")))
+		return;
+	if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%d", &pid) == 1 && pid > 1) {
+		w->proxy_pid = pid;
+		w->proxy_start = proc_start_time(pid);
+	}
+	fclose(f);
+}
+
+/*
+ * Whether the sandbox's proxy ended while the sandbox lives: its egress on the proxied ports is
+ * refused from then on (fail closed: the gate still redirects there), which no honest tool
+ * causes; a crash may be an attack on squid. A destroy ends the sandbox's init first (its cgroup
+ * is killed before its proxy is stopped), so a destroy is never taken for it.
+ */
+static void proxy_check(struct http_watch *w)
+{
+	struct store_sandbox *sb;
+	struct writer_op op;
+
+	if (w->proxy_down || !w->init_pid)
+		return;
+	if (!w->proxy_pid) {
+		proxy_learn(w);
+		return;
+	}
+	/* A start time of 0: gone already when learnt (the daemon was down meanwhile). */
+	if ((w->proxy_start && proc_start_time(w->proxy_pid) == w->proxy_start) ||
+	    proc_start_time(w->init_pid) != w->init_start)
+		return;
+	if (!(sb = registry_find(w->he->env.registry, w->name)))
+		return;
+	poll_one(w); /* its last lines first */
+	w->proxy_down = 1;
+	w->he->proxy_down++;
+	writer_event_init(&op, sb, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_PROXY,
+			  "proxy.down");
+	if (sink_submit_event(
+		    w->he->env.sink, &op,
+		    json_pack("{s:i, s:s}", "pid", (int)w->proxy_pid, "reason",
+			      "the sandbox's L7 proxy ended: its HTTP and HTTPS egress is "
+			      "refused (fail closed) until the sandbox is made again")) < 0)
+		w->he->lost++;
+}
+
 static void poll_all(struct http_events *he)
 {
 	for (size_t i = 0; i < he->n; i++)
@@ -298,21 +358,35 @@ static void on_inotify(struct loop *l, int fd, uint32_t events, void *data)
 
 static void on_timer(struct loop *l, uint64_t n, void *data)
 {
-	poll_all(data);
+	struct http_events *he = data;
+
+	poll_all(he);
+	for (size_t i = 0; i < he->n; i++)
+		if (he->w[i]->live)
+			proxy_check(he->w[i]);
 }
 
-/* The sandbox's link to the gate, from the enforcer's state.json; 0: none. */
-static unsigned sandbox_link(const struct config *cfg, const char *name)
+/* The sandbox's link to the gate, from the enforcer's state.json (0: none), and its init. */
+static unsigned sandbox_link(const struct config *cfg, const char *name, pid_t *init_pid,
+			     uint64_t *init_start)
 {
 	char path[PATH_MAX + 128];
 	json_t *doc;
-	json_int_t k;
+	json_int_t k, pid, start;
 
+	*init_pid = 0;
+	*init_start = 0;
 	if (config_sandbox_path(cfg, name, "state.json", path, sizeof(path)) < 0)
 		return 0;
 	doc = json_load_file(path, 0, NULL);
 	k = json_integer_value(json_object_get(doc, "link"));
+	pid = json_integer_value(json_object_get(doc, "init_pid"));
+	start = json_integer_value(json_object_get(doc, "init_start"));
 	json_decref(doc);
+	if (pid > 1 && start > 0) {
+		*init_pid = (pid_t)pid;
+		*init_start = (uint64_t)start;
+	}
 	return k > 0 && k < 65536 ? (unsigned)k : 0;
 }
 
@@ -394,6 +468,8 @@ int http_events_watch(struct http_events *he, const struct store_sandbox *sb,
 		      const struct policy *p)
 {
 	struct http_watch *w;
+	uint64_t init_start;
+	pid_t init_pid;
 	unsigned link;
 	int r;
 
@@ -403,10 +479,13 @@ int http_events_watch(struct http_events *he, const struct store_sandbox *sb,
 		w->live = 1;
 		return 0;
 	}
-	if (!(link = sandbox_link(he->env.cfg, sb->name)))
+	if (!(link = sandbox_link(he->env.cfg, sb->name, &init_pid, &init_start)))
 		return 0; /* no egress: no proxy */
 	if ((r = watch_new(he, sb, link, p, &w)) < 0)
 		return log_errno(r, "sandbox %s: follow its proxy log", sb->name);
+	w->init_pid = init_pid;
+	w->init_start = init_start;
+	proxy_learn(w);
 	/* Read from the next poll on, once the steps running now are known (a restart). */
 	if ((r = add_watch(he, w)) < 0) {
 		watch_free(w);
@@ -473,6 +552,8 @@ static const struct counter_def counters[] = {
 	  "proxy_store", COUNTER_AT(struct http_events, lost) },
 	{ "read_errors", COUNTER_TOTAL, "failed reads of a proxy log (tried again)",
 	  COUNTER_AT(struct http_events, read_errors) },
+	{ "proxy_down", COUNTER_TOTAL, "sandboxes' proxies that ended while the sandbox lived",
+	  COUNTER_AT(struct http_events, proxy_down) },
 };
 
 int http_events_new(const struct collector_env *env, struct http_events **ret)

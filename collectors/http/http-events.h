@@ -19,6 +19,8 @@ struct http_events;
 
 /* The file name in the sandbox's state dir, and the cursor's source name. */
 #define HTTP_EVENTS_LOG "proxy-access.log"
+/* The proxy's pid file there (the enforcer's EGRESS_PROXY_PID). */
+#define HTTP_EVENTS_PROXY_PID "proxy.pid"
 
 /*
  * Starts the collector: its inotify fd and timer on env->loop, its counters; reads the cursors

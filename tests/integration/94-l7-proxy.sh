@@ -162,6 +162,13 @@ assert_eq "$(contacts api '"event":"request"')" "$before" "no decoy reached the 
 grep -q 'decoy:marker' "$SB/proxy-access.log" || fail "the proxy's log does not note the decoy"
 ok "decoys never leave"
 
+# Everything hostile above (non-HTTP, tunnels, fronting, bad bodies) cost the proxy nothing else:
+# the same squid still serves.
+[ "$(cat "$SB/proxy.pid")" = "$pid" ] && [ -e "/proc/$pid" ] || fail "squid did not survive the attacks"
+[ "$(field "$(try install_deps GET http://registry.test/simple/)" status)" = "200" ] ||
+	fail "squid no longer serves after the attacks"
+ok "the attacks cost the proxy nothing: the same squid serves"
+
 # ---- Fail closed: with the proxy gone, nothing gets through, nothing arrives.
 kill -KILL "$pid"
 for _ in $(seq 100); do [ -e "/proc/$pid" ] || break; sleep 0.05; done
@@ -170,6 +177,8 @@ out=$(try install_deps GET http://registry.test/simple/)
 [ "$(field "$out" status)" = "None" ] || fail "a request passed with the proxy down: $out"
 assert_eq "$(contacts registry .)" "$before" "nothing reached the registry with the proxy down"
 ok "proxy down: egress refused"
+wait_for 5 has_event l7 verdict rule=egress.proxy-down || fail "the monitor did not alert the proxy's end"
+ok "the monitor alerts that the proxy ended"
 
 check "destroy" "$FB" destroy l7
 assert_no_leftovers "after the L7 proxy tests"

@@ -111,5 +111,8 @@ found=$(grep -rl -- "$REAL" "$T" "$FIREBREAK_RUNTIME_DIR" 2>/dev/null |
 ok "the real key is in no event, log, export or state file on the host"
 
 check "destroy" "$FB" destroy cq
+# The destroy's own record is stored after anything the collector said before it (one writer).
+wait_for 5 has_event cq sandbox.destroyed || fail "no sandbox.destroyed"
+if has_event cq proxy.down; then fail "a destroy was taken for the proxy's end"; fi
 assert_no_leftovers "after the credential quarantine tests"
 stop_daemon

@@ -1445,6 +1445,12 @@ static void test_http_refused_alerts_and_decoy_kills(void **state)
 	assert_int_equal(feed_proxy(st, EVENT_SOURCE_ENFORCER, "http.refused",
 				    "{\"method\":\"GET\",\"decoy\":true}", v),
 			 0);
+	/* The proxy gone: egress is refused already, so an alert, not a freeze. */
+	assert_int_equal(feed_proxy(st, EVENT_SOURCE_PROXY, "proxy.down", "{\"pid\":77}", v), 1);
+	assert_string_equal(v[0].rule, "egress.proxy-down");
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	assert_int_equal(detect_verdict_action(st, &v[0]), POLICY_ACTION_ALERT);
+	assert_int_equal(feed_proxy(st, EVENT_SOURCE_ENFORCER, "proxy.down", "{\"pid\":77}", v), 0);
 	detect_state_free(st);
 }
 
