@@ -18,7 +18,8 @@ PACKAGES := gcc make pkg-config clang libclang-rt-14-dev llvm bpftool libbpf-dev
 	libaudit-dev libpcap-dev libsqlite3-dev sqlite3 libmicrohttpd-dev libcmocka-dev \
 	libjansson-dev libseccomp-dev libssl-dev bubblewrap python3 python3-pytest python3-pip git curl \
 	iproute2 util-linux procps nftables dnsmasq-base tcpdump libnl-3-dev openssl squid-openssl \
-	libnl-route-3-dev prometheus chromium clang-format python3-venv zip unzip xz-utils
+	libnl-route-3-dev prometheus chromium clang-format python3-venv zip unzip xz-utils \
+	c-icap libicapapi-dev
 
 BUILD    := build
 CC       ?= gcc
@@ -62,7 +63,7 @@ BENCH_SRC   := $(wildcard bench/*.c)
 BENCH_BIN   := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all deps test check unit unit-asan integration mutation-smoke demo bench format clean fuzz fuzz-smoke fuzz-seeds
-all: deps $(BUILD)/firebreakd $(BUILD)/firebreak $(BUILD)/firebreak-nftset.so
+all: deps $(BUILD)/firebreakd $(BUILD)/firebreak $(BUILD)/firebreak-nftset.so $(BUILD)/firebreak-icap.so
 
 # Installs whatever is missing from PACKAGES, so a fresh Debian 12 machine needs nothing else.
 deps:
@@ -141,6 +142,16 @@ $(ENFORCER_OBJ): CFLAGS += -I/usr/include/libnl3
 $(BUILD)/firebreak-nftset.so: enforcer/dns-shim/nftset-relay.c enforcer/egress-dns-wire.h
 	$(call msg,SHIM,$@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@
+
+# The gate's ICAP service, a c-icap module loaded by the jailed c-icap (enforcer/egress-icap.h):
+# c-icap's API and the wire header only, built with c-icap's own flags (its headers are not
+# -Wextra clean, so they are system headers here).
+ICAP_CFLAGS := $(filter-out -I/usr/include/c_icap,$(shell c-icap-config --cflags 2>/dev/null)) \
+	-isystem /usr/include/c_icap
+$(BUILD)/firebreak-icap.so: enforcer/icap-service/firebreak-icap.c enforcer/egress-icap-wire.h
+	@mkdir -p $(@D)
+	$(call msg,ICAP,$@)
+	$(Q)$(CC) $(CFLAGS) $(ICAP_CFLAGS) -fPIC -shared $< -licapapi -o $@
 
 # Unit tests link the shared library and, where they test the daemon's parts, its objects
 # (everything in monitor/ but main.o).

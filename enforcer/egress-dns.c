@@ -120,25 +120,6 @@ struct dns_keeper {
 	pid_t pid;	   /* dnsmasq */
 };
 
-/* The shim, beside this binary (build/firebreak-nftset.so). */
-static int shim_path(char *buf, size_t size)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n < 0)
-		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
-	if (snprintf(buf, size, "%s/" DNS_WIRE_SHIM_FILE, exe) >= (int)size)
-		return -ENAMETOOLONG;
-	return access(buf, R_OK) < 0 ? -errno : 0;
-}
-
 /* The file's content is text; 0 or -errno. */
 static int write_file(const char *path, const char *text, int flags, mode_t mode)
 {
@@ -255,7 +236,8 @@ int egress_dns_start(const struct config *cfg, const char *name, unsigned k, con
 		log_warn("firebreak create: sandbox %s names hosts but no gate_dns_upstream is "
 			 "configured: they will not resolve",
 			 name);
-	if ((r = shim_path(kp.shim, sizeof(kp.shim))) < 0)
+	/* The shim, beside this binary (build/firebreak-nftset.so). */
+	if ((r = gate_jail_beside_exe(DNS_WIRE_SHIM_FILE, kp.shim, sizeof(kp.shim))) < 0)
 		return log_errno(r, "firebreak create: the DNS gate's nft shim %s", kp.shim);
 	egress_link_of(k, &l);
 	kp.gate4 = l.gate4;

@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "egress-hook.h"
+#include "egress-icap.h"
 #include "egress.h"
 #include "lures.h"
 #include "macro.h"
@@ -434,7 +435,7 @@ static void conf_sizes(FILE *f, const struct policy *p)
 }
 
 int egress_proxy_conf(const struct config *cfg, const char *name, unsigned k,
-		      const struct policy *p, const char *marker, char **ret)
+		      const struct policy *p, const char *marker, const char *verdict, char **ret)
 {
 	struct egress_link l;
 	char *text = NULL;
@@ -453,6 +454,7 @@ int egress_proxy_conf(const struct config *cfg, const char *name, unsigned k,
 	conf_credentials(f, p, marker);
 	conf_decoys(f, p, marker);
 	conf_access(f, p, k);
+	egress_icap_squid_conf(f, p, l.gate4, verdict);
 	conf_tls(f, p);
 	conf_sizes(f, p);
 	if (policy_credential_count(p))

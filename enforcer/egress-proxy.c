@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/prctl.h>
+#include <arpa/inet.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egress-icap.h"
 #include "egress.h"
 #include "fileio.h"
 #include "gate-jail.h"
@@ -226,6 +228,29 @@ static int listening(unsigned port)
 	return 1;
 }
 
+/* Whether a TCP socket of this netns listens on IPv4 addr4:port (the gate holds every
+ * sandbox's servers: the port alone says nothing). */
+static int listening_on(const char *addr4, unsigned port)
+{
+	char line[512], want[32];
+	struct in_addr a;
+	FILE *f;
+	int found = 0;
+
+	if (inet_pton(AF_INET, addr4, &a) != 1 || !(f = fopen("/proc/self/net/tcp", "re")))
+		return 0;
+	/* The kernel prints the address as the 32-bit word it holds, in hex. */
+	snprintf(want, sizeof(want), "%08X:%04X", a.s_addr, port);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char local[128], remote[128], state[8];
+
+		found = sscanf(line, " %*s %127s %127s %7s", local, remote, state) == 3 &&
+			strcmp(state, "0A") == 0 && strcmp(local, want) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
 /* The last port of the proxy's config: squid binds them in order, so it listens when this does. */
 static unsigned last_port(const struct policy *p)
 {
@@ -248,7 +273,9 @@ struct proxy_run {
 	uid_t uid;
 	char dir[PATH_MAX], access[PATH_MAX], cache[PATH_MAX], pidfile[PATH_MAX];
 	char minder_log[PATH_MAX];
-	pid_t pid; /* squid */
+	char icap_dir[PATH_MAX], icap_log[PATH_MAX], gate4[24];
+	pid_t pid;	/* squid */
+	pid_t icap_pid; /* c-icap */
 };
 
 /* squid in the jail; returns its pid or -errno. */
@@ -275,13 +302,14 @@ static pid_t spawn_squid(const struct proxy_run *pr)
 	return gate_jail_spawn(&g, argv);
 }
 
-/* Waits until squid listens on its last port; 0, or -errno if it died or is late. */
-static int wait_listening(pid_t pid, unsigned port)
+/* Waits until pid listens on port (on addr4, if not NULL); 0, or -errno if it died or is
+ * late. */
+static int wait_listening(pid_t pid, const char *addr4, unsigned port)
 {
 	int status;
 
 	for (int i = 0; i < PROXY_READY_MS / 10; i++) {
-		if (listening(port))
+		if (addr4 ? listening_on(addr4, port) : listening(port))
 			return 0;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return -ECHILD;
@@ -290,20 +318,31 @@ static int wait_listening(pid_t pid, unsigned port)
 	return -ETIMEDOUT;
 }
 
-/* The minder, in the gate's netns (gate_keeper_spawn): starts squid and returns once it
- * listens; then waits for it (minder_serve) with nothing of root's left. */
+/* The minder, in the gate's netns (gate_keeper_spawn): starts c-icap, then squid (which
+ * needs its ICAP service from its first request), and returns once both listen; then waits for
+ * them (minder_serve) with nothing of root's left. */
 static int minder_start(void *arg)
 {
 	struct proxy_run *pr = arg;
 	char pid_text[32];
 	int r;
 
-	if ((r = pr->pid = spawn_squid(pr)) < 0)
+	if ((r = pr->icap_pid = egress_icap_spawn(pr->icap_dir, pr->icap_log, pr->uid)) < 0)
 		return r;
+	if ((r = wait_listening(pr->icap_pid, pr->gate4, EGRESS_ICAP_PORT)) < 0) {
+		kill(pr->icap_pid, SIGKILL);
+		return log_errno(r, "proxy: c-icap did not listen on %s:%u", pr->gate4,
+				 EGRESS_ICAP_PORT);
+	}
+	if ((r = pr->pid = spawn_squid(pr)) < 0) {
+		kill(pr->icap_pid, SIGKILL);
+		return r;
+	}
 	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)pr->pid);
 	if ((r = write_text(pr->pidfile, pid_text, 0644)) < 0 ||
-	    (r = wait_listening(pr->pid, last_port(pr->p))) < 0) {
+	    (r = wait_listening(pr->pid, NULL, last_port(pr->p))) < 0) {
 		kill(pr->pid, SIGKILL);
+		kill(pr->icap_pid, SIGKILL);
 		return r;
 	}
 	return 0;
@@ -312,17 +351,23 @@ static int minder_start(void *arg)
 static void minder_serve(void *arg)
 {
 	struct proxy_run *pr = arg;
-	int status;
+	int status = 0;
+	pid_t ended;
 
 	/* Nothing of root's while it waits: the proxy's uid, no capability; and it outlives
 	 * create (jail_drop ties a process to its parent's life). */
 	if (jail_drop(pr->uid, "proxy minder") < 0 || prctl(PR_SET_PDEATHSIG, 0) < 0) {
 		kill(pr->pid, SIGKILL);
+		kill(pr->icap_pid, SIGKILL);
 		_exit(1);
 	}
-	while (waitpid(pr->pid, &status, 0) < 0 && errno == EINTR)
+	/* The first of the two to end ends the other: squid without its checks would fail every
+	 * body anyway (bypass=off), and the monitor knows a proxy that is down. */
+	while ((ended = waitpid(-1, &status, 0)) < 0 && errno == EINTR)
 		;
-	log_info("proxy: squid ended (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+	kill(ended == pr->pid ? pr->icap_pid : pr->pid, SIGKILL);
+	log_info("proxy: %s ended (%s %d)", ended == pr->pid ? "squid" : "c-icap",
+		 WIFSIGNALED(status) ? "signal" : "status",
 		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 	_exit(0);
 }
@@ -353,11 +398,14 @@ static int proxy_files(const struct config *cfg, const char *name, unsigned k,
 		       const struct policy *p, const char *marker, struct proxy_run *pr)
 {
 	_cleanup_free_ char *conf = NULL;
-	char path[PATH_MAX + 32], signing[PATH_MAX + 32];
+	char path[PATH_MAX + 32], signing[PATH_MAX + 32], verdict[EGRESS_ICAP_VERDICT_LEN + 1];
 	int r;
 
+	if ((r = egress_icap_verdict_new(verdict)) < 0 ||
+	    (r = egress_icap_files(pr->icap_dir, pr->uid, pr->gate4, p, marker, verdict)) < 0)
+		return r;
 	snprintf(path, sizeof(path), "%s/squid.conf", pr->dir);
-	if ((r = egress_proxy_conf(cfg, name, k, p, marker, &conf)) < 0 ||
+	if ((r = egress_proxy_conf(cfg, name, k, p, marker, verdict, &conf)) < 0 ||
 	    (r = write_text(path, conf, 0644)) < 0)
 		return log_errno(r, "firebreak create: %s", path);
 	snprintf(path, sizeof(path), "%s/" EGRESS_PROXY_CREDENTIALS, pr->dir);
@@ -376,8 +424,8 @@ static int proxy_files(const struct config *cfg, const char *name, unsigned k,
 	if ((chown(signing, pr->uid, pr->uid) < 0 || chmod(signing, 0400) < 0) &&
 	    (errno != ENOENT || egress_proxy_intercepts(p)))
 		return log_errno(-errno, "firebreak create: %s", signing);
-	for (int i = 0; i < 2; i++) {
-		const char *log = i ? pr->cache : pr->access;
+	for (int i = 0; i < 3; i++) {
+		const char *log = i == 2 ? pr->icap_log : i ? pr->cache : pr->access;
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 		if (fd < 0 || fchown(fd, pr->uid, pr->uid) < 0) {
@@ -395,6 +443,7 @@ int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
 		       const struct policy *p, const char *marker)
 {
 	struct proxy_run pr = { .cfg = cfg, .p = p, .uid = egress_proxy_uid(cfg, k) };
+	struct egress_link l;
 	int r;
 
 	if (!egress_proxy_needed(p))
@@ -404,6 +453,10 @@ int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
 	state_path(cfg, name, EGRESS_PROXY_CACHE_LOG, pr.cache, sizeof(pr.cache));
 	state_path(cfg, name, EGRESS_PROXY_PID, pr.pidfile, sizeof(pr.pidfile));
 	state_path(cfg, name, "proxy-minder.log", pr.minder_log, sizeof(pr.minder_log));
+	state_path(cfg, name, EGRESS_ICAP_DIR, pr.icap_dir, sizeof(pr.icap_dir));
+	state_path(cfg, name, EGRESS_ICAP_LOG, pr.icap_log, sizeof(pr.icap_log));
+	egress_link_of(k, &l);
+	snprintf(pr.gate4, sizeof(pr.gate4), "%s", l.gate4);
 	if (mkdir(pr.dir, 0755) < 0 && errno != EEXIST)
 		return log_errno(-errno, "firebreak create: %s", pr.dir);
 	if ((r = proxy_files(cfg, name, k, p, marker, &pr)) < 0)
@@ -411,6 +464,7 @@ int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
 	if ((r = gate_keeper_spawn(pr.minder_log, minder_start, minder_serve, &pr)) < 0) {
 		/* The state dir goes with the failed create: what squid said goes to the caller. */
 		log_tail(pr.minder_log);
+		log_tail(pr.icap_log);
 		log_tail(pr.cache);
 		return log_errno(r, "firebreak create: the L7 proxy of %s did not start", name);
 	}

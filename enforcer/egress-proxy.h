@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -64,17 +65,31 @@ uid_t egress_proxy_uid(const struct config *cfg, unsigned k);
 
 /*
  * squid.conf for sandbox name on link k: every listening port, ACL, access rule, error page
- * name and log line format; marker is the sandbox's decoy marker. 0 with *ret malloc'd, or
- * -errno.
+ * name, ICAP service and log line format; marker is the sandbox's decoy marker, verdict the
+ * token of its ICAP service's refusals (egress-icap.h). 0 with *ret malloc'd, or -errno.
  */
 int egress_proxy_conf(const struct config *cfg, const char *name, unsigned k,
-		      const struct policy *p, const char *marker, char **ret);
+		      const struct policy *p, const char *marker, const char *verdict, char **ret);
 
 /*
  * The error pages of the sandbox's proxy into dir (squid's own templates, and one page per
  * proxied rule saying what the rule allows): 0 or -errno.
  */
 int egress_proxy_pages(const struct policy *p, const char *dir);
+
+/* The longest real value a credential file may hold (bytes). */
+#define EGRESS_PROXY_CREDENTIAL_MAX 8192
+
+struct policy_credential;
+
+/* Reads c's real value from its root-only file into buf (NUL-terminated, one trailing newline
+ * dropped; printable ASCII, no spaces, quotes or backslashes); its length or -errno, printed.
+ * The caller wipes buf. */
+int egress_proxy_credential_read(const struct policy_credential *c, char *buf, size_t size);
+
+/* A file for real values at path (created or emptied, mode 0600, owned by uid), unbuffered so
+ * no copy of a value stays in stdio's buffer: 0 with *ret to fclose, or -errno (printed). */
+int egress_proxy_secret_open(const char *path, uid_t uid, FILE **ret);
 
 /*
  * The real values of p's credentials, read from their root-only files, as squid lines that add

@@ -15,6 +15,7 @@
 #include "egress.h"
 #include "egress-dns.h"
 #include "egress-hook.h"
+#include "egress-icap.h"
 #include "egress-proxy.h"
 #include "macro.h"
 #include "policy/policy.h"
@@ -219,7 +220,8 @@ static void ruleset_proxy_redirect(FILE *f, const struct policy *p, unsigned k, 
 
 /*
  * What the sandbox's proxy (its own uid) may send: answers on its connections, questions to the
- * sandbox's DNS gate, and connections to its rules' addresses on their proxied ports; anything
+ * sandbox's DNS gate, connections to its own ICAP service (squid to c-icap, on the sandbox's gate4
+ * address: no other sandbox's) and to its rules' addresses on their proxied ports; anything
  * else is logged as the sandbox's and dropped, so a squid taken over is no way out of the gate.
  */
 static void ruleset_proxy_output(FILE *f, const struct config *cfg, const struct policy *p,
@@ -234,9 +236,10 @@ static void ruleset_proxy_output(FILE *f, const struct config *cfg, const struct
 		"  chain proxy_uid {\n"
 		"    ct state established,related accept\n"
 		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
+		"    ip daddr %s tcp dport %u accept\n"
 		"    ip daddr @never4 %s drop\n"
 		"    ip6 daddr @never6 %s drop\n",
-		(unsigned)egress_proxy_uid(cfg, k), l->gate4, log, log);
+		(unsigned)egress_proxy_uid(cfg, k), l->gate4, l->gate4, EGRESS_ICAP_PORT, log, log);
 	for (size_t i = 0; i < policy_egress_count(p); i++) {
 		const struct policy_egress_rule *e = policy_egress(p, i);
 

@@ -6,6 +6,7 @@
 #include "gate-jail.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -157,6 +158,23 @@ int gate_jail_allow_inet_fork(void *ctx)
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	return r;
+}
+
+int gate_jail_beside_exe(const char *file, char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return -ENOENT;
+	*slash = '\0';
+	if ((size_t)snprintf(buf, size, "%s/%s", exe, file) >= size)
+		return -ENAMETOOLONG;
+	return access(buf, R_OK) < 0 ? -errno : 0;
 }
 
 /* Binds host path from onto the jail's file (or directory) to; no devices, no setuid. */

@@ -52,6 +52,10 @@ pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv);
 int gate_keeper_spawn(const char *log, int (*start)(void *arg), void (*serve)(void *arg),
 		      void *arg);
 
+/* The path of file (a shim or module a jail maps) in this binary's folder, into buf: 0, or
+ * -errno if it is not there or not readable. */
+int gate_jail_beside_exe(const char *file, char *buf, size_t size);
+
 /* The system calls every jailed server makes (glibc's start, files, memory, time, sockets,
  * signals to its own children): allowed in the libseccomp filter ctx. 0 or -errno. */
 int gate_jail_allow_common(void *ctx);

@@ -19,11 +19,7 @@
 #include "log.h"
 #include "policy/policy.h"
 
-#define CREDENTIAL_VALUE_MAX 8192
-
-/* Reads c's value into buf (NUL-terminated, one trailing newline dropped); its length or
- * -errno, printed. */
-static int read_value(const struct policy_credential *c, char *buf, size_t size)
+int egress_proxy_credential_read(const struct policy_credential *c, char *buf, size_t size)
 {
 	struct stat st;
 	ssize_t n;
@@ -46,7 +42,7 @@ static int read_value(const struct policy_credential *c, char *buf, size_t size)
 		return log_errno(-errno, "firebreak create: credential %s: %s", c->name, c->from);
 	if ((size_t)n >= size)
 		return log_error("firebreak create: credential %s: %s is longer than %d bytes",
-				 c->name, c->from, CREDENTIAL_VALUE_MAX),
+				 c->name, c->from, EGRESS_PROXY_CREDENTIAL_MAX),
 		       -EFBIG;
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
@@ -69,8 +65,8 @@ static int read_value(const struct policy_credential *c, char *buf, size_t size)
 /* One credential's line into f; the value is wiped before it returns. */
 static int write_line(FILE *f, const struct policy_credential *c, size_t i)
 {
-	char value[CREDENTIAL_VALUE_MAX + 1], quoted[2 * CREDENTIAL_VALUE_MAX + 1];
-	int n = read_value(c, value, sizeof(value));
+	char value[EGRESS_PROXY_CREDENTIAL_MAX + 1], quoted[2 * EGRESS_PROXY_CREDENTIAL_MAX + 1];
+	int n = egress_proxy_credential_read(c, value, sizeof(value));
 	size_t q = 0;
 
 	for (int j = 0; j < n; j++) {
@@ -87,14 +83,11 @@ static int write_line(FILE *f, const struct policy_credential *c, size_t i)
 	return n < 0 ? n : 0;
 }
 
-int egress_proxy_credentials(const struct policy *p, const char *path, uid_t uid)
+int egress_proxy_secret_open(const char *path, uid_t uid, FILE **ret)
 {
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600), r;
 	FILE *f;
-	int fd, r = 0;
 
-	if (policy_credential_count(p) == 0)
-		return 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || fchown(fd, uid, uid) < 0 || !(f = fdopen(fd, "w"))) {
 		r = -errno;
 		if (fd >= 0)
@@ -103,6 +96,19 @@ int egress_proxy_credentials(const struct policy *p, const char *path, uid_t uid
 	}
 	/* Unbuffered: no copy of a value lingers in stdio's buffer after fclose frees it. */
 	setvbuf(f, NULL, _IONBF, 0);
+	*ret = f;
+	return 0;
+}
+
+int egress_proxy_credentials(const struct policy *p, const char *path, uid_t uid)
+{
+	FILE *f;
+	int r = 0;
+
+	if (policy_credential_count(p) == 0)
+		return 0;
+	if ((r = egress_proxy_secret_open(path, uid, &f)) < 0)
+		return r;
 	fputs("# firebreak: the real credentials (docs/egress.md, \"Credentials\"); the proxy's "
 	      "only\n",
 	      f);

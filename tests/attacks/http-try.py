@@ -1,17 +1,20 @@
 #!/usr/bin/python3
 """What a tool (or an attacker in it) sends over HTTP(S), and what came back, as one JSON line.
 
-  http-try.py METHOD URL [body=N | bodyfile=F] ['header=Name: value']... [host=H] [sni=NAME]
-              [chunked=1] [decoyvar=NAME]
+  http-try.py METHOD URL [body=N | bodyfile=F | bodytext=T] ['header=Name: value']... [host=H]
+              [sni=NAME] [chunked=1 | chunksize=N] [pad=N] [decoyvar=NAME]
   http-try.py raw HOST PORT TEXT         bytes of TEXT ('\\r\\n' escapes) on a plain TCP connection
   http-try.py tunnel HOST SNI TARGET      TLS to HOST with SNI, then "CONNECT TARGET" inside it
 
 (key=value, not --flags: the tool gate lets python3 take operands, not flags.) "@DECOY@" in the
-URL or a header stands for the sandbox's decoy key ($OPENAI_API_KEY, or the variable
+URL, a header or bodytext= stands for the sandbox's decoy key ($OPENAI_API_KEY, or the variable
 decoyvar=NAME names), so the decoy is put in inside, never on the command line.
 The TLS context is Python's default: the sandbox's trust store (the deployment CA's bundle).
-Prints {"status": ..., "body": first 400 characters, "error": ...}.
+pad=N puts N bytes of "w" before the body (a decoy straddling the proxy's preview); chunksize=N
+sends the body chunked in pieces of N bytes (chunked=1: one chunk).
+Prints {"status": ..., "body": first 400 characters, "error": ..., "sent_sha256": the body's}.
 """
+import hashlib
 import http.client
 import json
 import os
@@ -30,13 +33,19 @@ def request(args):
                "OPENAI_API_KEY")
     decoy = os.environ.get(var, "")
     method, url = args[0], args[1].replace("@DECOY@", decoy)
-    body, headers, host, sni, chunked = None, {}, None, None, False
+    body, headers, host, sni, chunked, pad = None, {}, None, None, 0, 0
     for a in args[2:]:
         k, _, v = a.partition("=")
         if k == "body":
             body = b"w" * int(v)
         elif k == "bodyfile":
             body = open(v, "rb").read()
+        elif k == "bodytext":
+            body = v.replace("@DECOY@", decoy).encode()
+        elif k == "pad":
+            pad = int(v)
+        elif k == "chunksize":
+            chunked = int(v)
         elif k == "header":
             name, _, value = v.partition(": ")
             headers[name] = value.replace("@DECOY@", decoy)
@@ -45,11 +54,13 @@ def request(args):
         elif k == "sni":
             sni = v
         elif k == "chunked":
-            chunked = True
+            chunked = 1 << 30  # one chunk
         elif k == "decoyvar":
             pass  # read above
         else:
             raise SystemExit("unknown argument %r" % a)
+    if body is not None and pad:
+        body = b"w" * pad + body
     u = urlsplit(url)
     if u.scheme == "https":
         ctx = ssl.create_default_context()
@@ -73,10 +84,16 @@ def request(args):
     elif body is not None:
         conn.putheader("Content-Length", str(len(body)))
     conn.endheaders()
-    if body is not None:
-        conn.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if chunked else body)
+    if body is not None and chunked:
+        for i in range(0, len(body), chunked):
+            piece = body[i:i + chunked]
+            conn.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+        conn.send(b"0\r\n\r\n")
+    elif body is not None:
+        conn.send(body)
     r = conn.getresponse()
-    out(status=r.status, body=r.read()[:4000].decode("utf-8", "replace")[:400])
+    out(status=r.status, body=r.read()[:4000].decode("utf-8", "replace")[:400],
+        sent_sha256=hashlib.sha256(body).hexdigest() if body is not None else None)
 
 
 def raw(args):

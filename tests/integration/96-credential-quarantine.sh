@@ -96,17 +96,21 @@ assert_eq "$(contacts registry "$marker")" "0" "no decoy reached the registry"
 wait_for 5 has_event cq verdict rule=exfil.decoy-http || fail "no exfil.decoy-http verdict"
 ok "the decoy is swapped only whole, in Authorization, to the model API"
 
-# ---- Host side: the key is only where it must be (its file, the proxy's credentials, the
-# world's own record of what the API received); not in the store, logs, events or exports.
+# ---- Host side: the key is only where it must be (its file, the proxy's credentials and its
+# ICAP service's secrets, the world's own record of what the API received); not in the store, logs, events or exports.
 cred=$SB/proxy/credentials.conf
 k=$(state_field cq link)
 assert_eq "$(stat -c '%a %u' "$cred")" "600 $((418000 + k))" "the real key is the proxy's alone to read"
 grep -q "$REAL" "$cred" || fail "the proxy's credentials do not hold the key"
+# The ICAP service's secrets (docs/egress.md, "Bodies"): the same uid's, to turn the key back
+# into the decoy in the API's answers.
+icap=$SB/proxy-icap/secrets
+assert_eq "$(stat -c '%a %u' "$icap")" "600 $((418000 + k))" "the ICAP service's copy is the proxy's alone"
 if grep -q "$REAL" "$SB/proxy/squid.conf"; then fail "squid.conf holds the real key"; fi
 "$FB" timeline cq --json >"$T/timeline.json" || fail "timeline"
 "$FB" export cq -o "$T/export.db" >/dev/null || fail "export"
 found=$(grep -rl -- "$REAL" "$T" "$FIREBREAK_RUNTIME_DIR" 2>/dev/null |
-	grep -vx -e "$T/secrets/model-api" -e "$cred" -e "$WORLD/logs/api.log" || true)
+	grep -vx -e "$T/secrets/model-api" -e "$cred" -e "$icap" -e "$WORLD/logs/api.log" || true)
 [ -z "$found" ] || fail "the real key is on the host where it must not be: $found"
 ok "the real key is in no event, log, export or state file on the host"
 

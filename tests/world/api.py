@@ -28,9 +28,14 @@ class Handler(ContactHandler):
                   "authorization_sha256": hashlib.sha256(auth.encode()).hexdigest()
                   if auth else None,
                   "sni": getattr(self.connection, "firebreak_sni", None),
-                  "body_bytes": len(body.encode()) if body else 0}
+                  "body_bytes": self.body_len,
+                  "body_sha256": hashlib.sha256(self.body_raw).hexdigest()}
+        headers = {}
+        if self.path.split("?")[0] == "/v1/echo-auth":
+            answer["echo_authorization"] = auth
+            headers["X-Echo-Authorization"] = auth or "-"
         self.reply(200, (json.dumps(answer, sort_keys=True) + "\n").encode(),
-                   "application/json", authorization=auth,
+                   "application/json", headers=headers, authorization=auth,
                    sni=answer["sni"], body_bytes=answer["body_bytes"], **extra)
 
 

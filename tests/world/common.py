@@ -151,6 +151,8 @@ class ContactHandler(BaseHTTPRequestHandler):
 
     def read_body(self):
         """The request body (up to HTTP_BODY_MAX bytes kept; the rest is read and dropped)."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            return self.read_chunked()
         try:
             left = int(self.headers.get("Content-Length") or 0)
         except ValueError:
@@ -165,11 +167,33 @@ class ContactHandler(BaseHTTPRequestHandler):
                 kept += chunk[:HTTP_BODY_MAX - len(kept)]
         return kept
 
-    def reply(self, status, body, ctype="text/plain", **extra):
+    def read_chunked(self):
+        """A chunked request body, as read_body keeps it (chunk extensions and trailers
+        dropped)."""
+        kept = b""
+        while True:
+            size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                break
+            while size > 0:
+                chunk = self.rfile.read(min(size, 65536))
+                if not chunk:
+                    return kept
+                size -= len(chunk)
+                if len(kept) < HTTP_BODY_MAX:
+                    kept += chunk[:HTTP_BODY_MAX - len(kept)]
+            self.rfile.readline(1024)  # the CRLF after a chunk
+        while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+            pass  # trailers
+        return kept
+
+    def reply(self, status, body, ctype="text/plain", headers=None, **extra):
         """Sends a whole response and logs the request (also when the client went away)."""
         try:
             self.send_response(status)
             self.send_header("Content-Type", ctype)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if self.command != "HEAD":
@@ -179,6 +203,7 @@ class ContactHandler(BaseHTTPRequestHandler):
 
     def handle_any(self):
         body = self.read_body()
+        self.body_raw, self.body_len = body, len(body)  # whole, up to HTTP_BODY_MAX
         extra = {"body": text(body)} if body else {}
         self.route(**extra)
 
