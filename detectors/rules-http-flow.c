@@ -7,10 +7,10 @@
  * They judge by what the sandbox cannot forge. The tool is the one whose source address the
  * request came from (the kernel hooks bind each tool's sockets to its own, and the collector
  * names the tool from the address, never from the line's text); bytes_up and the log time are
- * squid's own counts. The host is the name the request asked for, which the sandbox chooses, but
- * the proxy let the request through only because that name is a host of one of the tool's rules
- * and resolved to the address the tool connected to: the hosts a tool can make keys of are its
- * policy's, not the sandbox's to invent.
+ * squid's own counts. The host is the name the request asked for (over TLS its SNI), which the
+ * sandbox chooses, but the proxy let the request through only because that name is a host of one
+ * of the tool's rules and resolved to the address the tool connected to: the hosts a tool can
+ * make keys of are its policy's, not the sandbox's to invent.
  */
 #include <stdio.h>
 #include <string.h>
@@ -225,8 +225,13 @@ size_t detect_rules_http_flow(struct detect_state *st, const struct event *ev,
 
 	if (ev->source != EVENT_SOURCE_PROXY || strcmp(ev->kind, "http.request") != 0)
 		return 0;
-	/* A host longer than a DNS name is none: the proxy matched no rule's host by it. */
-	if (!event_field_str(ev, "host", host, sizeof(host)))
+	/*
+	 * The name the proxy checked against the tool's rules: over TLS the SNI (a request inside
+	 * it whose Host differs is refused, and squid logs the connection's CONNECT with the
+	 * address as its host), else the Host. One longer than a DNS name is none.
+	 */
+	if ((!event_field_str(ev, "sni", host, sizeof(host)) || !host[0]) &&
+	    !event_field_str(ev, "host", host, sizeof(host)))
 		host[0] = '\0';
 	/* Both keep their state whether or not a verdict fits (out has room for max). */
 	n = upload_rule(st, ev, host[0] ? host : "?", out, max);
