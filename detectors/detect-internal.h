@@ -34,6 +34,35 @@ struct detect_dns_query {
 #define DETECT_FILE_STEPS 8  /* steps whose start and credential opens the file rules keep */
 #define DETECT_CRED_DIRS 4   /* distinct directories of credential opens kept per step */
 
+/*
+ * The L7 proxy's flows (rules-http-flow.c). Upload volume: each tool's bytes sent in slices of a
+ * sixteenth of the window, so a window's sum costs a fixed 16 slots however many requests it
+ * holds. Beacons: a fixed table of (tool, host) keys, each with its last requests' start times;
+ * the least recently seen key goes when a new one needs its slot.
+ */
+#define DETECT_UPLOAD_SLICES 16
+#define DETECT_BEACON_KEYS 32
+#define DETECT_BEACON_TIMES POLICY_BEACON_COUNT_MAX
+
+struct detect_upload {
+	int64_t slice[DETECT_UPLOAD_SLICES]; /* which slice (ts / width) each slot holds */
+	uint64_t bytes[DETECT_UPLOAD_SLICES];
+	int64_t quiet_until; /* reported once per window */
+	struct {
+		int64_t ts, id;
+	} last[DETECT_IDS_MAX]; /* its last requests, for the verdict's ids */
+	size_t last_next;
+};
+
+struct detect_beacon {
+	char tool[FB_TOOL_MAX + 1];
+	uint64_t host; /* detect_name_hash of the host; the slot is free while n is 0 */
+	int64_t seen;  /* the newest start, for eviction */
+	int64_t quiet_until;
+	size_t n;
+	int64_t start[DETECT_BEACON_TIMES], id[DETECT_BEACON_TIMES]; /* oldest first */
+};
+
 struct detect_denial {
 	int64_t ts;
 	int64_t id;
@@ -55,7 +84,10 @@ struct detect_state {
 		size_t n_programs;
 		char *children[DETECT_PROGRAMS_MAX]; /* globs */
 		size_t n_children;
+		struct detect_upload upload; /* what it sent through the L7 proxy */
 	} * tools; /* n_tools of them: a sandbox's state is as small as its policy */
+	struct detect_upload upload_other; /* sent from no tool's address (or no policy) */
+	struct detect_beacon beacons[DETECT_BEACON_KEYS];
 	enum policy_action actions[POLICY_SEVERITIES];
 	enum policy_action on_lost; /* what monitor.blind does ("on_lost_events") */
 	char **off;		    /* rule ids switched off, NULL-terminated (owned) */
@@ -153,6 +185,11 @@ size_t detect_rules_exec(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
 size_t detect_rules_http(struct detect_state *st, const struct event *ev,
 			 struct detect_verdict *out, size_t max);
+size_t detect_rules_http_flow(struct detect_state *st, const struct event *ev,
+			      struct detect_verdict *out, size_t max);
+
+/* FNV-1a of a name, case folded (DNS names, hosts). */
+uint64_t detect_name_hash(const char *s);
 
 /* Whether path's base name is an interpreter (python3.11, bash, node...). */
 int detect_interpreter(const char *path);

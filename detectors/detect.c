@@ -20,6 +20,11 @@ void detect_config_defaults(struct detect_config *c)
 	c->dns_names_max = 30;
 	c->dns_txt_max = 10;
 	c->dns_window_ns = 10 * NSEC_PER_SEC;
+	c->http_upload_max = 8 << 20;
+	c->http_upload_window_ns = 60 * NSEC_PER_SEC;
+	c->http_beacon_count = 6;
+	c->http_beacon_jitter = 10;
+	c->http_beacon_window_ns = 10 * 60 * NSEC_PER_SEC;
 }
 
 const char *detect_severity_name(enum detect_severity s)
@@ -52,6 +57,15 @@ int detect_interpreter(const char *path)
 	return 0;
 }
 
+uint64_t detect_name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)(*s | 0x20)) * 1099511628211ull; /* case does not count */
+	return h;
+}
+
 /* Copies the tool scopes the rules need out of the policy (which the caller keeps). */
 static int take_policy(struct detect_state *st, const struct policy *p)
 {
@@ -67,6 +81,11 @@ static int take_policy(struct detect_state *st, const struct policy *p)
 	st->cfg.dns_names_max = pd->dns_names_max;
 	st->cfg.dns_txt_max = pd->dns_txt_max;
 	st->cfg.dns_window_ns = pd->dns_window_ns;
+	st->cfg.http_upload_max = pd->http_upload_max;
+	st->cfg.http_upload_window_ns = pd->http_upload_window_ns;
+	st->cfg.http_beacon_count = pd->http_beacon_count;
+	st->cfg.http_beacon_jitter = pd->http_beacon_jitter;
+	st->cfg.http_beacon_window_ns = pd->http_beacon_window_ns;
 	memcpy(st->actions, pd->action, sizeof(st->actions));
 	st->on_lost = pd->on_lost;
 	for (; pd->off && pd->off[n_off]; n_off++)
@@ -128,6 +147,13 @@ int detect_state_new(const struct policy *p, const struct detect_config *c,
 	}
 	if (st->cfg.deny_burst_count > DETECT_DENIALS_MAX)
 		st->cfg.deny_burst_count = DETECT_DENIALS_MAX;
+	/* A caller's config is not checked as a policy's is: keep it where the rules can work. */
+	if (st->cfg.http_beacon_count > DETECT_BEACON_TIMES)
+		st->cfg.http_beacon_count = DETECT_BEACON_TIMES;
+	if (st->cfg.http_beacon_count < 3)
+		st->cfg.http_beacon_count = 3;
+	if (st->cfg.http_upload_window_ns < DETECT_UPLOAD_SLICES)
+		st->cfg.http_upload_window_ns = DETECT_UPLOAD_SLICES;
 	*ret = st;
 	return 0;
 }
@@ -199,9 +225,9 @@ void detect_verdict_init(struct detect_verdict *v, const struct event *ev, enum 
 /* The rule classes, one file each (rules-*.c): every event goes through each, in this order. */
 static size_t (*const rule_classes[])(struct detect_state *st, const struct event *ev,
 				      struct detect_verdict *out, size_t max) = {
-	detect_rules_net,    detect_rules_host,	    detect_rules_dns,
-	detect_rules_file,   detect_rules_behavior, detect_rules_lure,
-	detect_rules_senses, detect_rules_exec,	    detect_rules_http,
+	detect_rules_net,      detect_rules_host,      detect_rules_dns,    detect_rules_file,
+	detect_rules_behavior, detect_rules_lure,      detect_rules_senses, detect_rules_exec,
+	detect_rules_http,     detect_rules_http_flow,
 };
 
 size_t detect_event(struct detect_state *st, const struct event *ev, struct detect_verdict *out,

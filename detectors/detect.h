@@ -49,6 +49,11 @@ struct detect_config {
 	unsigned dns_names_max;	      /* distinct names under one parent within the DNS window */
 	unsigned dns_txt_max;	      /* TXT or NULL queries within the DNS window */
 	int64_t dns_window_ns;
+	uint64_t http_upload_max;      /* bytes one tool may send through the L7 proxy ... */
+	int64_t http_upload_window_ns; /* ... within this window */
+	unsigned http_beacon_count;    /* requests of one tool to one host at near-constant ... */
+	unsigned http_beacon_jitter;   /* ... intervals (stddev under this % of the mean) ... */
+	int64_t http_beacon_window_ns; /* ... all within this window: a beacon */
 };
 
 void detect_config_defaults(struct detect_config *c);

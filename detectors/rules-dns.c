@@ -65,15 +65,6 @@ static const char *parent_of(const char *name)
 	return name;
 }
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)(*s | 0x20)) * 1099511628211ull; /* case does not count */
-	return h;
-}
-
 static void note_query(struct detect_state *st, const struct event *ev, const char *name,
 		       unsigned flags)
 {
@@ -87,8 +78,8 @@ static void note_query(struct detect_state *st, const struct event *ev, const ch
 	}
 	q->ts = ev->ts;
 	q->id = ev->id;
-	q->name = hash(name);
-	q->parent = hash(parent_of(name));
+	q->name = detect_name_hash(name);
+	q->parent = detect_name_hash(parent_of(name));
 	q->flags = flags;
 }
 
@@ -161,7 +152,7 @@ size_t detect_rules_dns(struct detect_state *st, const struct event *ev, struct 
 	if (strcmp(type, "TXT") == 0 || strcmp(type, "NULL") == 0)
 		flags |= DETECT_DNS_DATA;
 	note_query(st, ev, name, flags);
-	parent = hash(parent_of(name));
+	parent = detect_name_hash(parent_of(name));
 	window(st, ev->ts, parent, &w);
 	if (ev->ts < st->dns_quiet_until)
 		return 0;

@@ -49,6 +49,11 @@ static void set_defaults(struct policy_detectors *d)
 	d->dns_names_max = 30;
 	d->dns_txt_max = 10;
 	d->dns_window_ns = 10 * NSEC_PER_SEC;
+	d->http_upload_max = 8 << 20;
+	d->http_upload_window_ns = 60 * NSEC_PER_SEC;
+	d->http_beacon_count = 6;
+	d->http_beacon_jitter = 10;
+	d->http_beacon_window_ns = 10 * 60 * NSEC_PER_SEC;
 	d->action[0] = POLICY_ACTION_RECORD;
 	d->action[1] = POLICY_ACTION_ALERT;
 	d->action[2] = POLICY_ACTION_FREEZE;
@@ -106,15 +111,17 @@ static int parse_actions(struct policy_parse *ctx, json_t *obj, struct policy_de
 
 int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 {
-	static const char *const known[] = { "deny_burst_count", "deny_burst_window",
-					     "deny_distinct",	 "cpu_window",
-					     "dns_label_max",	 "dns_names_max",
-					     "dns_txt_max",	 "dns_window",
-					     "actions",		 "off",
-					     "on_lost_events" };
+	static const char *const known[] = {
+		"deny_burst_count",   "deny_burst_window", "deny_distinct",
+		"cpu_window",	      "dns_label_max",	   "dns_names_max",
+		"dns_txt_max",	      "dns_window",	   "http_upload_max",
+		"http_upload_window", "http_beacon_count", "http_beacon_jitter",
+		"http_beacon_window", "actions",	   "off",
+		"on_lost_events"
+	};
 	struct policy *p = ctx->policy;
 	struct policy_detectors *d = &p->detectors;
-	uint64_t count, distinct, label, names, txt;
+	uint64_t count, distinct, label, names, txt, beacons, jitter;
 	size_t n_off = 0;
 	json_t *v;
 	int r;
@@ -127,6 +134,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 	label = d->dns_label_max;
 	names = d->dns_names_max;
 	txt = d->dns_txt_max;
+	beacons = d->http_beacon_count;
+	jitter = d->http_beacon_jitter;
 	if ((r = policy_check_keys(ctx, obj, "/detectors", known, ARRAY_SIZE(known))) < 0 ||
 	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_burst_count", 1, 64, &count)) < 0 ||
 	    (r = policy_get_uint(ctx, obj, "/detectors", "deny_distinct", 1, 64, &distinct)) < 0 ||
@@ -139,6 +148,16 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 	    (r = policy_get_uint(ctx, obj, "/detectors", "dns_txt_max", 2, 128, &txt)) < 0 ||
 	    (r = policy_get_duration(ctx, obj, "/detectors", "dns_window", NSEC_PER_SEC,
 				     &d->dns_window_ns)) < 0 ||
+	    (r = policy_get_size(ctx, obj, "/detectors", "http_upload_max", 1024,
+				 &d->http_upload_max)) < 0 ||
+	    (r = policy_get_duration(ctx, obj, "/detectors", "http_upload_window", NSEC_PER_SEC,
+				     &d->http_upload_window_ns)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "http_beacon_count", 4,
+				 POLICY_BEACON_COUNT_MAX, &beacons)) < 0 ||
+	    (r = policy_get_uint(ctx, obj, "/detectors", "http_beacon_jitter", 1, 50, &jitter)) <
+		    0 ||
+	    (r = policy_get_duration(ctx, obj, "/detectors", "http_beacon_window", 5 * NSEC_PER_SEC,
+				     &d->http_beacon_window_ns)) < 0 ||
 	    (r = policy_get_strings(ctx, obj, "/detectors", "off", 64, rule_known,
 				    "not a detector rule (docs/detectors.md lists them)",
 				    &p->detectors_off, &n_off)) < 0 ||
@@ -149,6 +168,8 @@ int policy_parse_detectors(struct policy_parse *ctx, json_t *obj)
 	d->dns_label_max = (unsigned)label;
 	d->dns_names_max = (unsigned)names;
 	d->dns_txt_max = (unsigned)txt;
+	d->http_beacon_count = (unsigned)beacons;
+	d->http_beacon_jitter = (unsigned)jitter;
 	d->off = (const char *const *)p->detectors_off;
 	v = json_object_get(obj, "actions");
 	if (v && !json_is_object(v))

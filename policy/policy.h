@@ -27,6 +27,8 @@
 #define POLICY_TEST_ARGC_MAX 256 /* arguments of one test vector */
 #define POLICY_WARNINGS_MAX 256	 /* further warnings are counted, not kept */
 #define POLICY_NAME_MAX 63
+/* The most requests "http_beacon_count" may ask for: the detectors keep this many per key. */
+#define POLICY_BEACON_COUNT_MAX 16
 
 /* The one format version this build reads. */
 #define POLICY_VERSION 1
@@ -130,14 +132,19 @@ enum policy_action {
 
 /* The "detectors" section, after defaults (docs/detectors.md). */
 struct policy_detectors {
-	unsigned deny_burst_count;    /* refused attempts ... */
-	int64_t deny_burst_window_ns; /* ... within this: a burst (and the scan window) */
-	unsigned deny_distinct;	      /* distinct refused destinations within it: a scan */
-	int64_t cpu_window_ns;	      /* CPU throttled half of this long or more: saturated */
-	unsigned dns_label_max;	      /* a DNS query's label longer than this is suspicious */
-	unsigned dns_names_max;	      /* distinct names under one parent domain within ... */
-	unsigned dns_txt_max;	      /* (or TXT and NULL queries within) ... */
-	int64_t dns_window_ns;	      /* ... this: a dns.tunnel */
+	unsigned deny_burst_count;     /* refused attempts ... */
+	int64_t deny_burst_window_ns;  /* ... within this: a burst (and the scan window) */
+	unsigned deny_distinct;	       /* distinct refused destinations within it: a scan */
+	int64_t cpu_window_ns;	       /* CPU throttled half of this long or more: saturated */
+	unsigned dns_label_max;	       /* a DNS query's label longer than this is suspicious */
+	unsigned dns_names_max;	       /* distinct names under one parent domain within ... */
+	unsigned dns_txt_max;	       /* (or TXT and NULL queries within) ... */
+	int64_t dns_window_ns;	       /* ... this: a dns.tunnel */
+	uint64_t http_upload_max;      /* bytes a tool may send through the L7 proxy within ... */
+	int64_t http_upload_window_ns; /* ... this; more is an exfil.http-upload */
+	unsigned http_beacon_count;    /* requests of one tool to one host, at intervals ... */
+	unsigned http_beacon_jitter;   /* ... whose stddev is under this % of their mean ... */
+	int64_t http_beacon_window_ns; /* ... all within this: a net.http-beacon */
 	enum policy_action action[POLICY_SEVERITIES]; /* by severity: low, medium, high, critical */
 	enum policy_action on_lost; /* what a sandbox whose events were lost gets (monitor.blind) */
 	const char *const *off;	    /* rule ids switched off, NULL-terminated */
@@ -186,7 +193,9 @@ struct policy_detectors {
 	X(FILE_SETUID, "file.setuid")                                                              \
 	X(EGRESS_PROXY_DOWN, "egress.proxy-down")                                                  \
 	X(HTTP_REFUSED, "http.refused")                                                            \
-	X(EXFIL_DECOY_HTTP, "exfil.decoy-http")
+	X(EXFIL_DECOY_HTTP, "exfil.decoy-http")                                                    \
+	X(EXFIL_HTTP_UPLOAD, "exfil.http-upload")                                                  \
+	X(NET_HTTP_BEACON, "net.http-beacon")
 
 enum policy_rule {
 #define POLICY_RULE_ENUM(id, name) RULE_##id,

@@ -21,6 +21,8 @@ seccomp-arch@enforcer/seccomp.c@s/SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM)
 gate-wrapper@policy/gate-invariants.c@s/^\tif (!w || named(t->wrappers, t->n_wrappers, w->name))$/\tif (1 || !w || named(t->wrappers, t->n_wrappers, w->name))/@53-gate
 egress-hook@enforcer/egress-hook.bpf.c@s/^\tif (!(rules \& t->rules)) {$/\tif (0 \&\& !(rules \& t->rules)) {/@62-egress-per-tool
 peer-cred@lib/unixsock.c@s/^\tif (cred.uid == 0)$/\tif (1 || cred.uid == 0)/@10-daemon-lifecycle
+http-upload@detectors/rules-http-flow.c@s/^\tif (sum <= st->cfg.http_upload_max ||/\tif (1 ||/@97-http-detectors unit:test_detect
+http-beacon@detectors/rules-http-flow.c@s/^\tif (b->n < c->http_beacon_count)$/\tif (1)/@97-http-detectors unit:test_detect
 '
 
 MUT_DIR=""

@@ -3,6 +3,7 @@
 
   http-try.py METHOD URL [body=N | bodyfile=F | bodytext=T] ['header=Name: value']... [host=H]
               [sni=NAME] [chunked=1 | chunksize=N] [pad=N] [decoyvar=NAME]
+              [repeat=N every=SECONDS]
   http-try.py raw HOST PORT TEXT         bytes of TEXT ('\\r\\n' escapes) on a plain TCP connection
   http-try.py tunnel HOST SNI TARGET      TLS to HOST with SNI, then "CONNECT TARGET" inside it
 
@@ -12,7 +13,9 @@ decoyvar=NAME names), so the decoy is put in inside, never on the command line.
 The TLS context is Python's default: the sandbox's trust store (the deployment CA's bundle).
 pad=N puts N bytes of "w" before the body (a decoy straddling the proxy's preview); chunksize=N
 sends the body chunked in pieces of N bytes (chunked=1: one chunk).
-Prints {"status": ..., "body": first 400 characters, "error": ..., "sent_sha256": the body's}.
+Prints {"status": ..., "body": first 400 characters, "error": ..., "sent_sha256": the body's}, a
+line per request: repeat=N makes the request N times, each on a new connection, sleeping
+every=SECONDS between them (the rhythm of a beacon, or of a poll).
 """
 import hashlib
 import http.client
@@ -21,6 +24,7 @@ import os
 import socket
 import ssl
 import sys
+import time
 from urllib.parse import urlsplit
 
 
@@ -55,8 +59,8 @@ def request(args):
             sni = v
         elif k == "chunked":
             chunked = 1 << 30  # one chunk
-        elif k == "decoyvar":
-            pass  # read above
+        elif k in ("decoyvar", "repeat", "every"):
+            pass  # read above, or by main
         else:
             raise SystemExit("unknown argument %r" % a)
     if body is not None and pad:
@@ -122,17 +126,26 @@ def tunnel(args):
         body=data[:400].decode("utf-8", "replace"))
 
 
-def main():
+def once(args):
     try:
-        if sys.argv[1] == "raw":
-            raw(sys.argv[2:])
-        elif sys.argv[1] == "tunnel":
-            tunnel(sys.argv[2:])
+        if args[0] == "raw":
+            raw(args[1:])
+        elif args[0] == "tunnel":
+            tunnel(args[1:])
         else:
-            request(sys.argv[1:])
+            request(args)
     except (OSError, http.client.HTTPException) as e:
         out(status=None, error="%s: %s" % (type(e).__name__, e),
             errno=getattr(e, "errno", None))
+
+
+def main():
+    opts = dict(a.split("=", 1) for a in sys.argv[3:] if a.startswith(("repeat=", "every=")))
+    for i in range(int(opts.get("repeat", 1))):
+        if i:
+            time.sleep(float(opts.get("every", 0)))
+        once(sys.argv[1:])
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

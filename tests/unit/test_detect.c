@@ -1454,6 +1454,244 @@ static void test_http_refused_alerts_and_decoy_kills(void **state)
 	detect_state_free(st);
 }
 
+/* A request the L7 proxy let through: tool to host, bytes_up sent, logged at ts. */
+static size_t http_request(struct detect_state *st, int64_t id, int64_t ts, const char *tool,
+			   const char *method, const char *host, long long bytes_up,
+			   struct detect_verdict *v)
+{
+	char fields[256];
+
+	snprintf(fields, sizeof(fields),
+		 "{\"method\":\"%s\",\"host\":\"%s\",\"bytes_up\":%lld,\"duration_ms\":3,"
+		 "\"decoy\":false}",
+		 method, host, bytes_up);
+	return feed_from(st, EVENT_SOURCE_PROXY, id, ts, tool, "http.request", fields, v);
+}
+
+#define MIB (1024LL * 1024)
+
+/* 8M a tool may send within 60 s; a byte more is an exfil.http-upload (high: freeze), once a
+ * window, naming its requests; each tool has its own account. */
+static void test_http_upload_past_the_cap(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+
+	assert_int_equal(http_request(st, 1, SEC, "install_deps", "POST", "registry.test",
+				      8 * MIB - 1000, v),
+			 0);
+	assert_int_equal(
+		http_request(st, 2, 2 * SEC, "install_deps", "GET", "registry.test", 1000, v),
+		0); /* exactly the cap: not beyond it */
+	/* Another tool's bytes are its own: run_tests's 8M do not add to install_deps's. */
+	assert_int_equal(
+		http_request(st, 3, 2 * SEC, "run_tests", "POST", "registry.test", 8 * MIB, v), 0);
+	assert_int_equal(http_request(st, 4, 3 * SEC, "install_deps", "GET", "registry.test", 1, v),
+			 1);
+	assert_string_equal(v[0].rule, "exfil.http-upload");
+	assert_int_equal(v[0].severity, DETECT_HIGH);
+	assert_int_equal(detect_verdict_action(st, &v[0]), POLICY_ACTION_FREEZE);
+	assert_string_equal(v[0].tool, "install_deps");
+	assert_int_equal(v[0].n_ids, 3);
+	assert_int_equal(v[0].event_ids[0], 1);
+	assert_int_equal(v[0].event_ids[2], 4);
+	assert_non_null(strstr(v[0].reason, "8388609 bytes"));
+	assert_non_null(strstr(v[0].reason, "registry.test"));
+	/* Once a window. */
+	assert_int_equal(
+		http_request(st, 5, 4 * SEC, "install_deps", "POST", "registry.test", MIB, v), 0);
+	/* What the proxy refused never left, whatever its size; nor is another source the proxy. */
+	assert_int_equal(http_request(st, 6, 4 * SEC, "run_tests", "GET", "registry.test", 1, v),
+			 1);
+	assert_string_equal(v[0].rule, "exfil.http-upload");
+	assert_int_equal(feed_from(st, EVENT_SOURCE_PROXY, 7, 5 * SEC, "web_fetch", "http.refused",
+				   "{\"method\":\"POST\",\"host\":\"registry.test\",\"bytes_up\":"
+				   "99999999,\"reason\":\"rule\",\"decoy\":false}",
+				   v),
+			 1);
+	assert_string_equal(v[0].rule, "http.refused");
+	assert_int_equal(feed_from(st, EVENT_SOURCE_ENFORCER, 8, 5 * SEC, "web_fetch",
+				   "http.request", "{\"host\":\"x.test\",\"bytes_up\":99999999}",
+				   v),
+			 0);
+	detect_state_free(st);
+}
+
+/* The window slides: what was sent more than a window ago no longer counts. */
+static void test_http_upload_window_slides(void **state)
+{
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+
+	assert_int_equal(http_request(st, 1, SEC, "install_deps", "POST", "a.test", 8 * MIB, v), 0);
+	assert_int_equal(http_request(st, 2, 64 * SEC, "install_deps", "POST", "a.test", 1, v), 0);
+	assert_int_equal(
+		http_request(st, 3, 65 * SEC, "install_deps", "POST", "b.test", 8 * MIB - 1, v), 0);
+	/* The hosts of a tool add up: 8M to a.test and b.test within the window. */
+	assert_int_equal(http_request(st, 4, 66 * SEC, "install_deps", "POST", "a.test", 1, v), 1);
+	assert_int_equal(v[0].n_ids, 3); /* request 1 is out of the window */
+	assert_int_equal(v[0].event_ids[0], 2);
+	detect_state_free(st);
+	/* A line logged a window late counts for nothing, and takes nothing of what is counted. */
+	st = new_state(1);
+	assert_int_equal(
+		http_request(st, 1, 100 * SEC, "install_deps", "PUT", "a.test", 8 * MIB, v), 0);
+	assert_int_equal(http_request(st, 2, 40 * SEC, "install_deps", "PUT", "a.test", MIB, v), 0);
+	assert_int_equal(http_request(st, 3, 101 * SEC, "install_deps", "PUT", "a.test", 1, v), 1);
+	detect_state_free(st);
+	/* The policy's cap and window: 64K within 16 s; no policy tool is one account too. */
+	st = behavior_state(", \"http_upload_max\": \"64K\", \"http_upload_window\": \"16s\"");
+	for (int i = 0; i < 16; i++) { /* to a host each: a second apart to one would be a beacon */
+		char host[16];
+
+		snprintf(host, sizeof(host), "h%d.test", i);
+		assert_int_equal(
+			http_request(st, i + 1, SEC + i * SEC, "run_tests", "POST", host, 4096, v),
+			0);
+	}
+	assert_int_equal(http_request(st, 20, 17 * SEC, "run_tests", "POST", "a.test", 4096, v),
+			 0); /* the first 4K are 16 s old */
+	assert_int_equal(http_request(st, 21, 17 * SEC, "run_tests", "POST", "a.test", 4097, v), 1);
+	assert_int_equal(http_request(st, 22, 17 * SEC, "", "POST", "a.test", 65536, v), 0);
+	assert_int_equal(http_request(st, 23, 18 * SEC, "", "POST", "a.test", 1, v), 1);
+	assert_non_null(strstr(v[0].reason, "(no tool)"));
+	detect_state_free(st);
+}
+
+/* Requests of tool to host at the given intervals (ms) from ts; returns the verdicts in all, the
+ * rule of the first in *rule. */
+static size_t http_series(struct detect_state *st, int64_t *id, int64_t *ts, const char *tool,
+			  const char *host, const int *ms, size_t n, const char **rule)
+{
+	struct detect_verdict v[4];
+	size_t verdicts = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		*ts += ms[i] * (SEC / 1000);
+		k = http_request(st, ++*id, *ts, tool, "GET", host, 300, v);
+		if (k && !verdicts && rule)
+			*rule = v[0].rule;
+		verdicts += k;
+	}
+	return verdicts;
+}
+
+/* 6 requests of one tool to one host about a second apart are a beacon (medium: an alert), the
+ * 6th request the verdict's; the 5th is not yet; then quiet for the window. */
+static void test_http_beacon_at_near_constant_intervals(void **state)
+{
+	static const int five[] = { 0, 1004, 998, 1010, 995 };
+	struct detect_state *st = new_state(1);
+	struct detect_verdict v[4];
+	int64_t id = 0, ts = 100 * SEC;
+	const char *rule = NULL;
+
+	assert_int_equal(http_series(st, &id, &ts, "install_deps", "registry.test", five, 5, NULL),
+			 0);
+	ts += 1002 * (SEC / 1000);
+	assert_int_equal(
+		http_request(st, ++id, ts, "install_deps", "GET", "Registry.Test.", 300, v),
+		1); /* the host as the proxy matched it: case and a root dot do not count */
+	assert_string_equal(v[0].rule, "net.http-beacon");
+	assert_int_equal(v[0].severity, DETECT_MEDIUM);
+	assert_int_equal(detect_verdict_action(st, &v[0]), POLICY_ACTION_ALERT);
+	assert_int_equal(v[0].n_ids, 6);
+	assert_int_equal(v[0].event_ids[0], 1);
+	assert_int_equal(v[0].event_ids[5], 6);
+	assert_non_null(strstr(v[0].reason, "Registry.Test 6 times at 1001 ms"));
+	/* Once a window: the same rhythm goes on unreported. */
+	assert_int_equal(
+		http_series(st, &id, &ts, "install_deps", "registry.test", five + 1, 4, NULL), 0);
+	/* Another tool to that host is its own key. Over TLS the name is the SNI: squid logs the
+	 * intercepted connection's CONNECT with the address as its host, 40 ms before the request
+	 * inside it, and the two are one check-in. */
+	for (int i = 0; i < 6; i++) {
+		ts += 2 * SEC;
+		assert_int_equal(
+			feed_from(st, EVENT_SOURCE_PROXY, ++id, ts, "run_tests", "http.request",
+				  "{\"method\":\"CONNECT\",\"host\":\"198.51.100.7\",\"sni\":"
+				  "\"registry.test\",\"bytes_up\":0}",
+				  v),
+			i == 5);
+		assert_int_equal(http_request(st, ++id, ts + 40 * (SEC / 1000), "run_tests", "GET",
+					      "registry.test", 300, v),
+				 0);
+	}
+	assert_non_null(strstr(v[0].reason, "asked registry.test 6 times"));
+	/* The policy's count and jitter. */
+	detect_state_free(st);
+	st = behavior_state(", \"http_beacon_count\": 4, \"http_beacon_jitter\": 30");
+	{
+		static const int jittered[] = { 0, 1000, 1300, 800 }; /* CV about 20% */
+
+		assert_int_equal(
+			http_series(st, &id, &ts, "run_tests", "c2.test", jittered, 4, &rule), 1);
+		assert_string_equal(rule, "net.http-beacon");
+	}
+	detect_state_free(st);
+}
+
+/* What is not a beacon: jittered intervals, a sub-second loop (a download), requests spread over
+ * more than the window, and a key pushed out of the fixed table by 32 newer ones. */
+static void test_http_beacon_quiet_for_jitter_loops_and_long_spans(void **state)
+{
+	static const int jittered[] = { 0, 1000, 1300, 800, 1200, 900, 1100, 1350, 850, 1000, 700 };
+	struct detect_state *st = new_state(1);
+	int64_t id = 0, ts = 100 * SEC;
+	int fast[100], slow[6] = { 0, 150000, 150000, 150000, 150000, 150000 };
+	char host[32];
+
+	assert_int_equal(http_series(st, &id, &ts, "install_deps", "a.test", jittered,
+				     sizeof(jittered) / sizeof(jittered[0]), NULL),
+			 0);
+	for (int i = 0; i < 100; i++)
+		fast[i] = 500; /* regular, twice a second */
+	assert_int_equal(http_series(st, &id, &ts, "install_deps", "b.test", fast, 100, NULL), 0);
+	for (int i = 0; i < 100; i++)
+		fast[i] = 100; /* ten a second: one long check-in */
+	assert_int_equal(http_series(st, &id, &ts, "install_deps", "c.test", fast, 100, NULL), 0);
+	/* 150 s apart: 750 s for six, past the 10 minute window; a policy's 20 minutes take it. */
+	assert_int_equal(http_series(st, &id, &ts, "install_deps", "d.test", slow, 6, NULL), 0);
+	detect_state_free(st);
+	st = behavior_state(", \"http_beacon_window\": \"20m\"");
+	assert_int_equal(http_series(st, &id, &ts, "run_tests", "d.test", slow, 6, NULL), 1);
+	detect_state_free(st);
+	/* Between each check-in of a 2 s rhythm, 32 other hosts: the table holds 32 keys, so the
+	 * beacon's, the least recently seen each time, goes, and with it its history. */
+	st = new_state(1);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(
+			http_series(st, &id, &ts, "run_tests", "e.test", (int[]){ 10 }, 1, NULL),
+			0);
+		for (int h = 0; h < 32; h++) {
+			snprintf(host, sizeof(host), "h%d.test", h);
+			assert_int_equal(http_series(st, &id, &ts, "run_tests", host,
+						     (int[]){ 1990 / 32 }, 1, NULL),
+					 0);
+		}
+	}
+	detect_state_free(st);
+	/* With 31 others it stays, and fires. */
+	st = new_state(1);
+	{
+		size_t fired = 0;
+
+		for (int i = 0; i < 6; i++) {
+			fired += http_series(st, &id, &ts, "run_tests", "e.test", (int[]){ 10 }, 1,
+					     NULL);
+			for (int h = 0; h < 31; h++) {
+				snprintf(host, sizeof(host), "h%d.test", h);
+				http_series(st, &id, &ts, "run_tests", host, (int[]){ 1990 / 31 },
+					    1, NULL);
+			}
+		}
+		assert_int_equal(fired, 1);
+	}
+	detect_state_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1471,6 +1709,10 @@ int main(void)
 		cmocka_unit_test(test_escape_indicators),
 		cmocka_unit_test(test_lure_rules),
 		cmocka_unit_test(test_http_refused_alerts_and_decoy_kills),
+		cmocka_unit_test(test_http_upload_past_the_cap),
+		cmocka_unit_test(test_http_upload_window_slides),
+		cmocka_unit_test(test_http_beacon_at_near_constant_intervals),
+		cmocka_unit_test(test_http_beacon_quiet_for_jitter_loops_and_long_spans),
 		cmocka_unit_test(test_dns_tunnel_long_random_labels_under_one_parent),
 		cmocka_unit_test(test_dns_tunnel_many_names_and_txt_bursts),
 		cmocka_unit_test(test_dns_thresholds_come_from_the_policy),

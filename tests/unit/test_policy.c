@@ -410,8 +410,41 @@ static void test_detectors_section_and_its_defaults(void **state)
 	assert_int_equal(d->action[1], POLICY_ACTION_ALERT);
 	assert_int_equal(d->action[0], POLICY_ACTION_RECORD);
 	assert_int_equal(d->on_lost, POLICY_ACTION_FREEZE);
+	assert_int_equal(d->http_upload_max, 8 << 20);
+	assert_int_equal(d->http_upload_window_ns, 60 * NSEC_PER_SEC);
+	assert_int_equal(d->http_beacon_count, 6);
+	assert_int_equal(d->http_beacon_jitter, 10);
+	assert_int_equal(d->http_beacon_window_ns, 600 * NSEC_PER_SEC);
 	assert_null(d->off);
 	policy_free(p);
+
+	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"http_upload_max\": "
+		    "\"64K\", \"http_upload_window\": \"5m\", \"http_beacon_count\": 16, "
+		    "\"http_beacon_jitter\": 25, \"http_beacon_window\": \"1h\"}, " TOOLS "}");
+	d = policy_detectors(p);
+	assert_int_equal(d->http_upload_max, 64 << 10);
+	assert_int_equal(d->http_upload_window_ns, 300 * NSEC_PER_SEC);
+	assert_int_equal(d->http_beacon_count, 16);
+	assert_int_equal(d->http_beacon_jitter, 25);
+	assert_int_equal(d->http_beacon_window_ns, 3600 * NSEC_PER_SEC);
+	policy_free(p);
+	/* The detectors keep 16 check-ins a key: a count past that could never be met. */
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"http_beacon_count\": "
+		     "17}, " TOOLS "}",
+		     "p.json:1:64: \"http_beacon_count\" must be from 4 to 16");
+	expect_error("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"http_beacon_jitter\": "
+		     "0}, " TOOLS "}",
+		     "p.json:1:65: \"http_beacon_jitter\" must be from 1 to 50");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"detectors\": {\"http_upload_max\": "
+		"\"100\"}, " TOOLS "}",
+		"p.json:1:62: \"http_upload_max\" must be a size such as \"512M\" (suffix K, M, "
+		"G or T; at least 1K)");
+	expect_error(
+		"{\"version\": 1, \"name\": \"p\", \"detectors\": {\"http_beacon_window\": "
+		"\"2s\"}, " TOOLS "}",
+		"p.json:1:65: \"http_beacon_window\" must be a duration such as \"30s\", \"5m\" "
+		"or \"2h\" (at least 5000ms)");
 
 	p = load_ok("{\"version\": 1, \"name\": \"p\", \"detectors\": {\"on_lost_events\": "
 		    "\"kill\"}, " TOOLS "}");

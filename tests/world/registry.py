@@ -61,6 +61,10 @@ class Handler(ContactHandler):
     big_mib = 0  # set in main()
 
     def route(self, **extra):
+        # The body is logged as its length, as api.py does: reply() takes the answer's body.
+        body = extra.pop("body", "")
+        if body:
+            extra["body_bytes"] = len(body.encode())
         url = urlsplit(self.path)
         if url.path in ("/simple", "/simple/"):
             self.reply(200, INDEX, "text/html", **extra)
