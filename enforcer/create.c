@@ -285,23 +285,21 @@ static int create_state_files(struct create_run *c)
 
 /*
  * The L7 proxy's TLS, before the init builds the sandbox's tree (which binds the bundle over its
- * trust store): the deployment's root CA (made once) and a signing CA of this sandbox's own that
- * may sign its intercepted rules' hosts only (enforcer/proxy-ca.h).
+ * trust store): the deployment's root CA (made once) and a signing CA of this sandbox's own
+ * (enforcer/proxy-ca.h), where some rule's TLS is intercepted.
  */
 static int create_proxy_ca(struct create_run *c)
 {
-	const char *hosts[POLICY_EGRESS_MAX];
-	size_t n = egress_proxy_intercepted_hosts(c->policy, hosts, ARRAY_SIZE(hosts));
 	char dir[PATH_MAX], err[512] = "";
 	int r;
 
-	if (n == 0)
+	if (!egress_proxy_intercepts(c->policy))
 		return 0;
 	state_path(c->cfg, c->name, EGRESS_PROXY_DIR, dir, sizeof(dir));
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return log_errno(-errno, "firebreak create: %s", dir);
 	if ((r = proxy_ca_ensure(c->cfg, err, sizeof(err))) < 0 ||
-	    (r = proxy_ca_issue_sandbox(c->cfg, hosts, n, c->lim.wall_clock_ns, dir, 0, 0, err,
+	    (r = proxy_ca_issue_sandbox(c->cfg, c->lim.wall_clock_ns, dir, 0, 0, err,
 					sizeof(err))) < 0)
 		return log_errno(r, "firebreak create: the L7 proxy's CA: %s", err);
 	snprintf(c->trust, sizeof(c->trust), "%s/" EGRESS_PROXY_BUNDLE, dir);

@@ -55,8 +55,8 @@ int egress_proxy_port_of(const struct policy_egress_rule *e, uint16_t port);
 /* Whether policy p needs a proxy at all (some tool reaches a proxied rule). */
 int egress_proxy_needed(const struct policy *p);
 
-/* The hosts of the rules whose TLS the proxy intercepts (what the sandbox's signing CA may sign);
- * up to max into hosts; returns how many there are. */
+/* The hosts of the rules whose TLS the proxy intercepts, up to max into hosts; returns how many
+ * there are (egress_proxy_intercepts: whether there is one, so a signing CA is needed). */
 size_t egress_proxy_intercepted_hosts(const struct policy *p, const char **hosts, size_t max);
 int egress_proxy_intercepts(const struct policy *p);
 

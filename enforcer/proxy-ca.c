@@ -1,5 +1,5 @@
 /*
- * The deployment's root CA and each sandbox's name-constrained signing CA (proxy-ca.h), with
+ * The deployment's root CA and each sandbox's signing CA (proxy-ca.h), with
  * OpenSSL's libcrypto: a well-kept X.509 implementation rather than one of ours, and no process
  * spawned per create (the openssl CLI costs ~10 ms a call).
  */
@@ -28,7 +28,6 @@
 
 #define ROOT_DAYS 3650
 #define HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-#define CONSTRAINTS_MAX (POLICY_EGRESS_MAX * 270)
 
 /* OpenSSL's last error as text, after what. */
 static int ca_fail(int r, char *err, size_t errlen, const char *what)
@@ -208,16 +207,6 @@ static int load_root(const struct config *cfg, X509 **ret_cert, EVP_PKEY **ret_k
 	return 0;
 }
 
-/* "critical,permitted;DNS:a,permitted;DNS:b" for hosts[0..n). */
-static int constraints(const char *const *hosts, size_t n, char *buf, size_t size)
-{
-	size_t len = (size_t)snprintf(buf, size, "critical");
-
-	for (size_t i = 0; i < n && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, ",permitted;DNS:%s", hosts[i]);
-	return n == 0 || len >= size ? -EINVAL : 0;
-}
-
 /* The host's bundle, then the root: what the sandbox trusts. */
 static int write_bundle(const char *path, const struct config *cfg)
 {
@@ -245,25 +234,21 @@ static int write_bundle(const char *path, const struct config *cfg)
 	return r;
 }
 
-int proxy_ca_issue_sandbox(const struct config *cfg, const char *const *hosts, size_t n,
-			   int64_t lifetime_ns, const char *dir, uid_t uid, gid_t gid, char *err,
-			   size_t errlen)
+int proxy_ca_issue_sandbox(const struct config *cfg, int64_t lifetime_ns, const char *dir,
+			   uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	char names[CONSTRAINTS_MAX], path[PATH_MAX];
+	char path[PATH_MAX];
 	long lifetime = (long)(lifetime_ns / 1000000000) + 86400;
 	X509 *root = NULL, *c = NULL;
 	EVP_PKEY *root_key = NULL, *key = NULL;
 	int r;
 
-	if (n > POLICY_EGRESS_MAX || constraints(hosts, n, names, sizeof(names)) < 0)
-		return ca_fail(-EINVAL, err, errlen, "the hosts to sign for");
 	if ((r = load_root(cfg, &root, &root_key, err, errlen)) < 0)
 		goto out;
 	key = EVP_EC_gen("P-256");
 	c = key ? new_cert(key, "Firebreak sandbox signing CA", -300, lifetime, root) : NULL;
 	if (!c || add_ext(c, root, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
 	    add_ext(c, root, NID_key_usage, "critical,keyCertSign") < 0 ||
-	    add_ext(c, root, NID_name_constraints, names) < 0 ||
 	    add_ext(c, root, NID_subject_key_identifier, "hash") < 0 ||
 	    add_ext(c, root, NID_authority_key_identifier, "keyid:always") < 0 ||
 	    !X509_sign(c, root_key, EVP_sha256())) {

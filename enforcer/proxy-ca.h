@@ -1,10 +1,11 @@
 /*
  * The L7 proxy's certificates (docs/egress.md, "TLS interception: the deployment CA"). One root
  * per deployment, kept in the runtime dir (root's, 0700) and never given to a proxy; per
- * sandbox, a signing CA issued by it whose name constraints permit exactly the hosts of the
- * rules whose TLS the sandbox's proxy intercepts, valid for the sandbox's wall clock. A proxy
- * taken over holds that signing key only: it can mint certificates for its own sandbox's hosts,
- * which nothing but sandboxes trusts. Made with libcrypto (OpenSSL 3).
+ * sandbox, a signing CA issued by it (path length 0), valid for the sandbox's wall clock. A
+ * proxy taken over holds that signing key only, which nothing but sandboxes trusts, and has no
+ * way onto another sandbox's path to use it. No name constraints: squid copies the upstream
+ * certificate's names into the one it mints, so a constrained CA fails every server whose
+ * certificate names more hosts than the policy. Made with libcrypto (OpenSSL 3).
  */
 #ifndef FB_PROXY_CA_H
 #define FB_PROXY_CA_H
@@ -25,13 +26,12 @@
 int proxy_ca_ensure(const struct config *cfg, char *err, size_t errlen);
 
 /*
- * Issues a sandbox's signing CA for hosts[0..n) (nameConstraints critical, pathlen 0, valid from
- * 5 minutes ago to lifetime_ns plus a day from now) into dir/EGRESS_PROXY_SIGNING (certificate
- * then key, 0600, owned by uid and gid), and writes dir/EGRESS_PROXY_BUNDLE (0644): the host's
- * CA bundle and the root, what the sandbox trusts. 0, or -errno with err filled.
+ * Issues a sandbox's signing CA (pathlen 0, valid from 5 minutes ago to lifetime_ns plus a day
+ * from now) into dir/EGRESS_PROXY_SIGNING (certificate then key, 0600, owned by uid and gid),
+ * and writes dir/EGRESS_PROXY_BUNDLE (0644): the host's CA bundle and the root, what the
+ * sandbox trusts. 0, or -errno with err filled.
  */
-int proxy_ca_issue_sandbox(const struct config *cfg, const char *const *hosts, size_t n,
-			   int64_t lifetime_ns, const char *dir, uid_t uid, gid_t gid, char *err,
-			   size_t errlen);
+int proxy_ca_issue_sandbox(const struct config *cfg, int64_t lifetime_ns, const char *dir,
+			   uid_t uid, gid_t gid, char *err, size_t errlen);
 
 #endif
