@@ -200,47 +200,23 @@ int egress_proxy_pages(const struct policy *p, const char *dir)
 	return 0;
 }
 
-/* Whether a TCP socket of this netns listens on port (read from /proc/self/net/tcp{,6}). */
-static int listening(unsigned port)
+/* Whether a TCP socket of this netns listens on addr:port, IPv4 or IPv6 (the gate holds every
+ * sandbox's servers: the port alone says nothing). Read from /proc/self/net/tcp{,6}. */
+static int listening_on(const char *addr, unsigned port)
 {
-	static const char *const tables[] = { "/proc/self/net/tcp", "/proc/self/net/tcp6" };
-	char line[512], want[8];
-
-	snprintf(want, sizeof(want), ":%04X", port);
-	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
-		FILE *f = fopen(tables[t], "re");
-		int found = 0;
-
-		if (!f)
-			return 0;
-		while (!found && fgets(line, sizeof(line), f)) {
-			char local[128], remote[128], state[8];
-
-			if (sscanf(line, " %*s %127s %127s %7s", local, remote, state) == 3 &&
-			    strcmp(state, "0A") == 0 && strstr(local, want) &&
-			    strcmp(strstr(local, want), want) == 0)
-				found = 1;
-		}
-		fclose(f);
-		if (!found)
-			return 0;
-	}
-	return 1;
-}
-
-/* Whether a TCP socket of this netns listens on IPv4 addr4:port (the gate holds every
- * sandbox's servers: the port alone says nothing). */
-static int listening_on(const char *addr4, unsigned port)
-{
-	char line[512], want[32];
-	struct in_addr a;
+	char line[512], want[64];
+	uint32_t w[4];
+	int six = strchr(addr, ':') != NULL, found = 0;
 	FILE *f;
-	int found = 0;
 
-	if (inet_pton(AF_INET, addr4, &a) != 1 || !(f = fopen("/proc/self/net/tcp", "re")))
+	if (inet_pton(six ? AF_INET6 : AF_INET, addr, w) != 1 ||
+	    !(f = fopen(six ? "/proc/self/net/tcp6" : "/proc/self/net/tcp", "re")))
 		return 0;
-	/* The kernel prints the address as the 32-bit word it holds, in hex. */
-	snprintf(want, sizeof(want), "%08X:%04X", a.s_addr, port);
+	/* The kernel prints the address as the 32-bit words it holds, in hex. */
+	if (six)
+		snprintf(want, sizeof(want), "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], port);
+	else
+		snprintf(want, sizeof(want), "%08X:%04X", w[0], port);
 	while (!found && fgets(line, sizeof(line), f)) {
 		char local[128], remote[128], state[8];
 
@@ -273,7 +249,7 @@ struct proxy_run {
 	uid_t uid;
 	char dir[PATH_MAX], access[PATH_MAX], cache[PATH_MAX], pidfile[PATH_MAX];
 	char minder_log[PATH_MAX];
-	char icap_dir[PATH_MAX], icap_log[PATH_MAX], gate4[24];
+	char icap_dir[PATH_MAX], icap_log[PATH_MAX], gate4[24], gate6[48];
 	pid_t pid;	/* squid */
 	pid_t icap_pid; /* c-icap */
 };
@@ -302,14 +278,14 @@ static pid_t spawn_squid(const struct proxy_run *pr)
 	return gate_jail_spawn(&g, argv);
 }
 
-/* Waits until pid listens on port (on addr4, if not NULL); 0, or -errno if it died or is
- * late. */
-static int wait_listening(pid_t pid, const char *addr4, unsigned port)
+/* Waits until pid listens on addr:port (and addr6:port, if not NULL); 0, or -errno if it died
+ * or is late. */
+static int wait_listening(pid_t pid, const char *addr, const char *addr6, unsigned port)
 {
 	int status;
 
 	for (int i = 0; i < PROXY_READY_MS / 10; i++) {
-		if (addr4 ? listening_on(addr4, port) : listening(port))
+		if (listening_on(addr, port) && (!addr6 || listening_on(addr6, port)))
 			return 0;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return -ECHILD;
@@ -319,8 +295,8 @@ static int wait_listening(pid_t pid, const char *addr4, unsigned port)
 }
 
 /* The minder, in the gate's netns (gate_keeper_spawn): starts c-icap, then squid (which
- * needs its ICAP service from its first request), and returns once both listen; then waits for
- * them (minder_serve) with nothing of root's left. */
+ * needs its ICAP service from its first request), drops what it held of root's once both
+ * listen, and returns; then waits for them (minder_serve). */
 static int minder_start(void *arg)
 {
 	struct proxy_run *pr = arg;
@@ -329,7 +305,7 @@ static int minder_start(void *arg)
 
 	if ((r = pr->icap_pid = egress_icap_spawn(pr->icap_dir, pr->icap_log, pr->uid)) < 0)
 		return r;
-	if ((r = wait_listening(pr->icap_pid, pr->gate4, EGRESS_ICAP_PORT)) < 0) {
+	if ((r = wait_listening(pr->icap_pid, pr->gate4, NULL, EGRESS_ICAP_PORT)) < 0) {
 		kill(pr->icap_pid, SIGKILL);
 		return log_errno(r, "proxy: c-icap did not listen on %s:%u", pr->gate4,
 				 EGRESS_ICAP_PORT);
@@ -340,7 +316,17 @@ static int minder_start(void *arg)
 	}
 	snprintf(pid_text, sizeof(pid_text), "%d\n", (int)pr->pid);
 	if ((r = write_text(pr->pidfile, pid_text, 0644)) < 0 ||
-	    (r = wait_listening(pr->pid, NULL, last_port(pr->p))) < 0) {
+	    (r = wait_listening(pr->pid, pr->gate4, pr->gate6, last_port(pr->p))) < 0) {
+		kill(pr->pid, SIGKILL);
+		kill(pr->icap_pid, SIGKILL);
+		return r;
+	}
+	/* Nothing of root's from here on: the proxy's uid, no capability. Before create hears it
+	 * is ready: jail_drop ties a process to its parent's life until the death signal is
+	 * cleared, and create may exit the moment it hears (a drop after that lost the race now
+	 * and then, and squid with it). */
+	if ((r = jail_drop(pr->uid, "proxy minder")) < 0 ||
+	    (r = prctl(PR_SET_PDEATHSIG, 0) < 0 ? -errno : 0) < 0) {
 		kill(pr->pid, SIGKILL);
 		kill(pr->icap_pid, SIGKILL);
 		return r;
@@ -354,13 +340,6 @@ static void minder_serve(void *arg)
 	int status = 0;
 	pid_t ended;
 
-	/* Nothing of root's while it waits: the proxy's uid, no capability; and it outlives
-	 * create (jail_drop ties a process to its parent's life). */
-	if (jail_drop(pr->uid, "proxy minder") < 0 || prctl(PR_SET_PDEATHSIG, 0) < 0) {
-		kill(pr->pid, SIGKILL);
-		kill(pr->icap_pid, SIGKILL);
-		_exit(1);
-	}
 	/* The first of the two to end ends the other: squid without its checks would fail every
 	 * body anyway (bypass=off), and the monitor knows a proxy that is down. */
 	while ((ended = waitpid(-1, &status, 0)) < 0 && errno == EINTR)
@@ -457,6 +436,7 @@ int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
 	state_path(cfg, name, EGRESS_ICAP_LOG, pr.icap_log, sizeof(pr.icap_log));
 	egress_link_of(k, &l);
 	snprintf(pr.gate4, sizeof(pr.gate4), "%s", l.gate4);
+	snprintf(pr.gate6, sizeof(pr.gate6), "%s", l.gate6);
 	if (mkdir(pr.dir, 0755) < 0 && errno != EEXIST)
 		return log_errno(-errno, "firebreak create: %s", pr.dir);
 	if ((r = proxy_files(cfg, name, k, p, marker, &pr)) < 0)
