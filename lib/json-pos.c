@@ -109,23 +109,12 @@ static int record(struct scanner *sc, const struct json_pos_loc *loc)
 	return hashmap_put(sc->pos->map, e->path, e);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int read_hex4(struct scanner *sc, unsigned *ret)
 {
 	unsigned v = 0;
 
 	for (int n = 0; n < 4; n++) {
-		int h = at_end(sc) ? -1 : hexval(peek(sc));
+		int h = at_end(sc) ? -1 : hex_value(peek(sc));
 
 		if (h < 0)
 			return -EINVAL;

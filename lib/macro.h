@@ -57,4 +57,16 @@ static inline int strscpy(char *dst, size_t size, const char *src)
 	return 0;
 }
 
+/* The value of hexadecimal digit c (either case), or -1. */
+static inline int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif

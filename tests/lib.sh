@@ -223,6 +223,12 @@ assert fr and fr[0]["fields"]["requested_by"] == "monitor.blind", fr
 PY
 }
 
+# json_field JSON KEY: the value of KEY in the one JSON object JSON (Python's repr; None if absent).
+json_field() { python3 -c "import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))" "$1" "$2"; }
+
+# world_contacts SERVICE PATTERN: how many lines of the test world's SERVICE contact log match.
+world_contacts() { bash "$WORLDSH" contacts "$WORLD" "$1" 2>/dev/null | grep -c -- "$2" || true; }
+
 # wait_for SECONDS COMMAND...: runs the command every 50 ms until it succeeds (returns 0) or
 # SECONDS of wall clock have passed (returns 1): a wait for a condition with a deadline, where a
 # fixed sleep would pass a negative check whenever the pipeline is merely slow.

@@ -121,17 +121,6 @@ static int address(const struct field *f, char *text, uint8_t *bin, int *family)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int http_log_unquote(const char *in, size_t len, char *out, size_t size, int *ret_cut)
 {
 	size_t o = 0;
@@ -142,8 +131,8 @@ int http_log_unquote(const char *in, size_t len, char *out, size_t size, int *re
 		int hi, lo;
 
 		if (c == '%') {
-			if (len - i < 3 || (hi = hexval(in[i + 1])) < 0 ||
-			    (lo = hexval(in[i + 2])) < 0)
+			if (len - i < 3 || (hi = hex_value(in[i + 1])) < 0 ||
+			    (lo = hex_value(in[i + 2])) < 0)
 				return -EINVAL;
 			c = (unsigned char)(hi << 4 | lo);
 			i += 2;

@@ -16,7 +16,6 @@ copy_in pt1 "$FB_ROOT/tests/attacks/reach.py"
 reach() {
 	"$FB" exec pt1 --tool "$1" -- python3 /workspace/reach.py "$2" "$3" "$4"
 }
-field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2"; }
 
 # The sandbox's own loopback is no egress: a tool with none runs a test server there and talks
 # to it, over IPv4 and IPv6 (the hook lets 127/8 and ::1 through; nothing leaves the netns).
@@ -37,7 +36,7 @@ assert_eq "$("$FB" exec pt1 --tool run_tests -- python3 /workspace/local.py 2>/d
 
 # By name: the DNS gate answers any tool (resolving is not reaching), the connect is refused.
 out=$(reach run_tests tcp registry.test 80)
-[ "$(field "$out" addr)" = "198.51.100.7" ] && [ "$(field "$out" errno)" = "1" ] \
+[ "$(json_field "$out" addr)" = "198.51.100.7" ] && [ "$(json_field "$out" errno)" = "1" ] \
 	|| fail "run_tests to registry.test by name: $out"
 ok "run_tests resolves registry.test but its connect is refused with EPERM"
 
@@ -50,7 +49,7 @@ OPENINGS='not tcp or (tcp[tcpflags] & tcp-syn != 0 and tcp[tcpflags] & tcp-ack =
 window_end() {
 	local out
 	out=$(reach web_fetch tcp 198.51.100.7 443)
-	[ "$(field "$out" ok)" = "True" ] || fail "$1: the marker connect failed: $out"
+	[ "$(json_field "$out" ok)" = "True" ] || fail "$1: the marker connect failed: $out"
 	bash "$WORLDSH" capture-stop "$WORLD" "$1" >/dev/null || fail "capture-stop $1"
 	assert_eq "$(bash "$WORLDSH" capture-dests "$WORLD" "$1" | sed 's/^ *//')" "1 198.51.100.7.443" \
 		"$1: nothing but the marker's connection arrived in the world"
@@ -65,7 +64,7 @@ for attempt in "run_tests tcp 198.51.100.7 80" "run_tests tcp 198.51.100.7 443" 
 	start=$(date +%s%N)
 	out=$(reach "$@")
 	ms=$((($(date +%s%N) - start) / 1000000))
-	[ "$(field "$out" ok)" = "False" ] && [ "$(field "$out" errno)" = "1" ] \
+	[ "$(json_field "$out" ok)" = "False" ] && [ "$(json_field "$out" errno)" = "1" ] \
 		|| fail "$attempt: not refused with EPERM: $out"
 	ok "$attempt: EPERM from the kernel hook (whole call ${ms} ms)"
 done
@@ -74,24 +73,24 @@ ok "not one packet of the refused attempts arrived"
 
 # Each tool reaches its own share, from its own source address.
 out=$(reach install_deps tcp registry.test 80)
-[ "$(field "$out" ok)" = "True" ] || fail "install_deps to registry.test:80: $out"
-src_install=$(field "$out" source)
+[ "$(json_field "$out" ok)" = "True" ] || fail "install_deps to registry.test:80: $out"
+src_install=$(json_field "$out" source)
 ok "install_deps reaches the registry by name ($out)"
 out=$(reach web_fetch tcp 198.51.100.7 443)
-[ "$(field "$out" ok)" = "True" ] || fail "web_fetch to 198.51.100.7:443: $out"
-src_web=$(field "$out" source)
+[ "$(json_field "$out" ok)" = "True" ] || fail "web_fetch to 198.51.100.7:443: $out"
+src_web=$(json_field "$out" source)
 ok "web_fetch reaches its CIDR rule"
 [ "$src_install" != "$src_web" ] || fail "both tools left from the same address $src_web"
 ok "each tool leaves from its own address ($src_install, $src_web)"
 out=$(reach install_deps tcp registry.test 443)
-[ "$(field "$out" ok)" = "True" ] || fail "install_deps to registry.test:443: $out"
+[ "$(json_field "$out" ok)" = "True" ] || fail "install_deps to registry.test:443: $out"
 ok "install_deps reaches the registry's other port"
 
 # Past the hook but not the gate: install_deps may use port 443 (its host rule), but the C2's
 # address is not one the DNS gate handed out for that rule: the gate drops and logs it.
 bash "$WORLDSH" capture-start "$WORLD" gate "$OPENINGS" || fail "capture-start"
 out=$(reach install_deps tcp 203.0.113.66 443)
-[ "$(field "$out" ok)" = "False" ] || fail "install_deps reached the C2: $out"
+[ "$(json_field "$out" ok)" = "False" ] || fail "install_deps reached the C2: $out"
 window_end gate
 nflog_marker pt1 # the attempt's denied packets are in a stored net.denied by then
 "$FB" timeline pt1 --json | python3 -c '

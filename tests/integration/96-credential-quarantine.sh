@@ -44,8 +44,6 @@ try() {
 	shift
 	"$FB" exec cq --tool "$tool" -- python3 /workspace/http-try.py "$@" decoyvar=MODEL_API_KEY
 }
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))" "$1" "$2"; }
-contacts() { bash "$WORLDSH" contacts "$WORLD" "$1" 2>/dev/null | grep -c -- "$2" || true; }
 
 # ---- Inside: the decoy, the sandbox's own, in the variable and the file the policy names.
 decoy=$("$FB" exec cq --tool look -- printenv MODEL_API_KEY)
@@ -57,16 +55,16 @@ ok "the sandbox holds a decoy of its own ($decoy)"
 
 # ---- The agent's call arrives with the real key; what came back, its environment, its own
 # memory and every file it can read hold none of it.
-before=$(contacts api "Bearer $REAL")
+before=$(world_contacts api "Bearer $REAL")
 scan=$("$FB" exec cq --tool agent -- python3 /workspace/memscan.py fbREAL- \
 	call=https://api.model.test/v1/chat,MODEL_API_KEY / /dev/shm) || fail "the scan did not run"
-assert_eq "$(field "$scan" status)" "200" "the agent's call to the model API: $scan"
+assert_eq "$(json_field "$scan" status)" "200" "the agent's call to the model API: $scan"
 want=$(printf 'Bearer %s' "$REAL" | sha256sum | cut -d' ' -f1)
-[[ $(field "$scan" answer) == *"\"authorization_sha256\": \"$want\""* ]] ||
+[[ $(json_field "$scan" answer) == *"\"authorization_sha256\": \"$want\""* ]] ||
 	fail "the API did not receive the real key: $scan"
-assert_eq "$(contacts api "Bearer $REAL")" "$((before + 1))" "the world's API recorded the real key once"
-assert_eq "$(contacts api "$decoy")" "0" "the decoy never reached the API"
-assert_eq "$(field "$scan" found)" "[]" "the real key is nowhere inside"
+assert_eq "$(world_contacts api "Bearer $REAL")" "$((before + 1))" "the world's API recorded the real key once"
+assert_eq "$(world_contacts api "$decoy")" "0" "the decoy never reached the API"
+assert_eq "$(json_field "$scan" found)" "[]" "the real key is nowhere inside"
 python3 -c 'import json,sys; s=json.loads(sys.argv[1]); assert s["processes"] >= 1 and s["mappings"] > 10 and s["files"] > 20, s' "$scan" ||
 	fail "the scan searched too little to mean anything: $scan"
 wait_for 5 has_event cq http.request credential=model_api host=api.model.test ||
@@ -76,11 +74,11 @@ ok "the real key went to the API; inside, no process, memory or file holds it"
 # ---- The decoy anywhere else: refused, and nothing arrives.
 refused() {
 	local out=$1 what=$2
-	assert_eq "$(field "$out" status)" "403" "$what: $out"
-	[[ $(field "$out" body) == *decoy* ]] || fail "$what: the refusal does not say decoy: $out"
+	assert_eq "$(json_field "$out" status)" "403" "$what: $out"
+	[[ $(json_field "$out" body) == *decoy* ]] || fail "$what: the refusal does not say decoy: $out"
 }
-before_front=$(contacts api '"host": "front.test"')
-before_api=$(contacts api '"event":"request"')
+before_front=$(world_contacts api '"host": "front.test"')
+before_api=$(world_contacts api '"event":"request"')
 refused "$(try agent POST https://front.test/v1/chat 'header=Authorization: Bearer @DECOY@')" \
 	"the decoy to another allowed host"
 refused "$(try agent POST https://api.model.test/v1/chat 'header=Cookie: k=@DECOY@')" \
@@ -90,9 +88,9 @@ refused "$(try agent POST https://api.model.test/v1/chat 'header=Authorization: 
 refused "$(try agent POST 'https://api.model.test/v1/chat?key=@DECOY@')" "the decoy in the URL"
 refused "$(try install_deps GET http://registry.test/simple/ 'header=Authorization: Bearer @DECOY@')" \
 	"the decoy in clear HTTP to the registry"
-assert_eq "$(contacts api '"event":"request"')" "$before_api" "no decoy request reached the API"
-assert_eq "$(contacts api '"host": "front.test"')" "$before_front" "nothing reached front.test"
-assert_eq "$(contacts registry "$marker")" "0" "no decoy reached the registry"
+assert_eq "$(world_contacts api '"event":"request"')" "$before_api" "no decoy request reached the API"
+assert_eq "$(world_contacts api '"host": "front.test"')" "$before_front" "nothing reached front.test"
+assert_eq "$(world_contacts registry "$marker")" "0" "no decoy reached the registry"
 wait_for 5 has_event cq verdict rule=exfil.decoy-http || fail "no exfil.decoy-http verdict"
 ok "the decoy is swapped only whole, in Authorization, to the model API"
 

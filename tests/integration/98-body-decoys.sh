@@ -32,9 +32,7 @@ try() {
 	shift
 	"$FB" exec bd --tool "$tool" -- python3 /workspace/http-try.py "$@" decoyvar=MODEL_API_KEY
 }
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))" "$1" "$2"; }
 answer() { python3 -c "import json,sys; print(json.loads(json.loads(sys.argv[1])['body']).get(sys.argv[2]))" "$1" "$2"; }
-contacts() { bash "$WORLDSH" contacts "$WORLD" "$1" 2>/dev/null | grep -c -- "$2" || true; }
 
 # ---- The service: c-icap in the gate, the proxy's uid, its secrets its own.
 icap=$(pgrep -x c-icap -u $((418000 + k)) | head -1)
@@ -53,8 +51,8 @@ for what in "body=1000" "body=60000" "body=65000 chunksize=4096"; do
 	[[ $what == *chunksize* ]] && host=front.test # the API rule takes no chunked body
 	# shellcheck disable=SC2086
 	out=$(try agent POST "https://$host/v1/chat" $what)
-	assert_eq "$(field "$out" status)" "200" "an honest body ($what): $out"
-	assert_eq "$(answer "$out" body_sha256)" "$(field "$out" sent_sha256)" \
+	assert_eq "$(json_field "$out" status)" "200" "an honest body ($what): $out"
+	assert_eq "$(answer "$out" body_sha256)" "$(json_field "$out" sent_sha256)" \
 		"the honest body ($what) arrived byte-exact"
 done
 ok "honest bodies pass unchanged"
@@ -62,10 +60,10 @@ ok "honest bodies pass unchanged"
 # ---- The decoy in a body, every way: refused, and nothing arrives.
 refused() {
 	local out=$1 what=$2
-	assert_eq "$(field "$out" status)" "403" "$what: $out"
-	[[ $(field "$out" body) == *decoy* ]] || fail "$what: the refusal does not say decoy: $out"
+	assert_eq "$(json_field "$out" status)" "403" "$what: $out"
+	[[ $(json_field "$out" body) == *decoy* ]] || fail "$what: the refusal does not say decoy: $out"
 }
-before_api=$(contacts api '"event":"request"')
+before_api=$(world_contacts api '"event":"request"')
 refused "$(try agent POST https://api.model.test/v1/chat 'bodytext={"key": "@DECOY@"}')" \
 	"the decoy in a JSON body to the bound API"
 wait_for 5 has_event bd verdict rule=exfil.decoy-http || fail "no exfil.decoy-http verdict for a body: $(tail -2 "$SB/proxy-access.log")"
@@ -78,18 +76,18 @@ refused "$(try agent POST https://front.test/v1/upload 'bodytext=@DECOY@' pad=40
 	"the decoy chunked in 7-byte pieces to another allowed host"
 refused "$(try agent PUT https://front.test/v1/upload 'bodytext=@DECOY@' pad=200000)" \
 	"the decoy after 200 KB"
-assert_eq "$(contacts api '"event":"request"')" "$before_api" "no decoy body reached the world"
-assert_eq "$(contacts api "$marker")" "0" "the marker never reached the world"
+assert_eq "$(world_contacts api '"event":"request"')" "$before_api" "no decoy body reached the world"
+assert_eq "$(world_contacts api "$marker")" "0" "the marker never reached the world"
 ok "the decoy in a body is refused, whole, before any of it leaves"
 
 # ---- An upstream that reflects the key: the sandbox gets the decoy; the key is nowhere inside.
 scan=$("$FB" exec bd --tool agent -- python3 /workspace/memscan.py fbREAL- \
 	call=https://api.model.test/v1/echo-auth,MODEL_API_KEY / /dev/shm) || fail "the scan did not run"
-assert_eq "$(field "$scan" status)" "200" "the call to the reflecting endpoint: $scan"
-[[ $(field "$scan" answer) == *"\"echo_authorization\": \"Bearer $decoy\""* ]] ||
+assert_eq "$(json_field "$scan" status)" "200" "the call to the reflecting endpoint: $scan"
+[[ $(json_field "$scan" answer) == *"\"echo_authorization\": \"Bearer $decoy\""* ]] ||
 	fail "the reflected key did not come back as the decoy: $scan"
-assert_eq "$(field "$scan" found)" "[]" "the real key is nowhere inside"
-assert_eq "$(contacts api "Bearer $REAL")" "1" "the API did receive the real key"
+assert_eq "$(json_field "$scan" found)" "[]" "the real key is nowhere inside"
+assert_eq "$(world_contacts api "Bearer $REAL")" "1" "the API did receive the real key"
 out=$(try agent POST https://api.model.test/v1/echo-auth body=10 'header=Authorization: Bearer @DECOY@')
 [[ $out != *fbREAL* ]] || fail "the real key reached the sandbox: $out"
 ok "a reflected real key reaches the sandbox as its decoy"
@@ -97,7 +95,7 @@ ok "a reflected real key reaches the sandbox as its decoy"
 # ---- The service is the gate's: the sandbox cannot reach it.
 gate4=$(sed -n 's/^icap_service fb_reqmod reqmod_precache icap:\/\/\([0-9.]*\):.*/\1/p' "$SB/proxy/squid.conf")
 out=$(try agent raw "$gate4" 1344 'OPTIONS icap://x/firebreak ICAP/1.0\r\n\r\n')
-[[ $(field "$out" body) != *ICAP* ]] || fail "the sandbox reached the ICAP service: $out"
+[[ $(json_field "$out" body) != *ICAP* ]] || fail "the sandbox reached the ICAP service: $out"
 ok "the sandbox cannot reach its ICAP service"
 
 check "destroy" "$FB" destroy bd
