@@ -55,9 +55,10 @@ bench_tmp() {
 }
 
 copy_binaries() {
-	# The DNS gate's nft shim goes beside firebreak, where create looks for it.
+	# The DNS gate's nft shim and the proxy's ICAP module go beside firebreak, where create
+	# looks for them.
 	mkdir -p "$T/bin" && cp "$ROOT/build/firebreak" "$ROOT/build/firebreakd" \
-		"$ROOT/build/firebreak-nftset.so" "$T/bin/" || die "copy"
+		"$ROOT/build/firebreak-nftset.so" "$ROOT/build/firebreak-icap.so" "$T/bin/" || die "copy"
 	FB_BIN=$T/bin
 }
 

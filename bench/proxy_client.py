@@ -15,7 +15,8 @@ Usage:
       N sequential GETs; KEEPALIVE 0: a fresh TCP (and TLS) connection each, "Connection:
       close", timed from connect() to the body's last byte; 1: one kept-alive connection
       (reopened if the far end closes it, the reopening counted in that request's time).
-      Prints {"us": [each request in µs], "connections", "n_errors", "errors": [first five]}
+      Prints {"us": [each request in µs], "opened": [the indexes in us of the requests that
+      opened a connection], "connections", "n_errors", "errors": [first five]}
   proxy_client.py get SCHEME HOST PORT PATH CAFILE
       one GET; prints {"bytes", "seconds" (connect() to the last byte), "cpu_seconds", "status",
       "ok"}
@@ -99,7 +100,7 @@ def lat(scheme, host, port, path, n, keepalive, cafile):
     ctx = tls_context(cafile) if scheme == "https" else None
     addr = resolve(host, port)
     req = request(host, path, keepalive)
-    samples, errors, conns = [], [], 0
+    samples, opened, errors, conns = [], [], [], 0
     sock = reader = None
     for _ in range(int(n)):
         t0 = time.perf_counter_ns()
@@ -107,6 +108,7 @@ def lat(scheme, host, port, path, n, keepalive, cafile):
             if sock is None:
                 sock = open_conn(scheme, addr, host, port, ctx)
                 reader, conns = Reader(sock), conns + 1
+                opened.append(len(samples))
             sock.sendall(req)
             status, _, keep = reader.response()
             if status != 200:
@@ -122,8 +124,8 @@ def lat(scheme, host, port, path, n, keepalive, cafile):
                 sock = None
     if sock is not None:
         sock.close()
-    print(json.dumps({"us": samples, "connections": conns, "n_errors": len(errors),
-                      "errors": errors[:5]}))
+    print(json.dumps({"us": samples, "opened": opened, "connections": conns,
+                      "n_errors": len(errors), "errors": errors[:5]}))
     return 0 if not errors else 1
 
 

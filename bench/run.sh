@@ -31,6 +31,7 @@ run http bash "$ROOT/bench/bench_http.sh" "${BENCH_HTTP_EVENTS:-100000}" "${BENC
 run replay bash "$ROOT/bench/bench_replay.sh" "${BENCH_REPLAY_EVENTS:-1000000}"
 run file bash "$ROOT/bench/bench_file.sh" "${BENCH_FILE_REPS:-7}"
 run dns bash "$ROOT/bench/bench_dns.sh" "${BENCH_DNS_REPS:-9}" "${BENCH_DNS_LOOKUPS:-2000}"
+run proxy bash "$ROOT/bench/bench_proxy.sh" "${BENCH_PROXY_REQUESTS:-2000}" "${BENCH_PROXY_MIB:-1024}" "${BENCH_PROXY_RUNS:-5}" "${BENCH_PROXY_SANDBOXES:-100}" "${BENCH_PROXY_CREATES:-10}"
 if [ -n "$failed" ]; then
 	echo "bench: failed:$failed" >&2
 	exit 1
