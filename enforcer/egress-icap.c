@@ -48,6 +48,9 @@ static int write_conf(const char *path, const char *gate4)
 		return -errno;
 	fprintf(f,
 		"# firebreak: this sandbox's ICAP service (generated at create; docs/egress.md)\n"
+		/* A name of its own: without one c-icap looks its host's name up in DNS, which
+		 * the jail has none of (a query to 127.0.0.1, dropped as the sandbox's). */
+		"ServerName firebreak-icap\n"
 		"PidFile /dev/shm/c-icap.pid\n"
 		"CommandsSocket /dev/shm/c-icap.ctl\n"
 		"TmpDir /dev/shm\n"

@@ -111,6 +111,10 @@ static void conf_fixed(FILE *f, const struct config *cfg, const struct egress_li
 		"visible_hostname firebreak-gate\n"
 		"httpd_suppress_version_string on\n"
 		"via off\n"
+		/* c-icap adds its own Via (with its version) to what it adapts: neither the
+		 * sandbox nor the upstream learns what the gate runs. */
+		"request_header_access Via deny all\n"
+		"reply_header_access Via deny all\n"
 		"forwarded_for delete\n"
 		"hosts_file none\n"
 		"host_verify_strict on\n"

@@ -177,6 +177,15 @@ ok "proxy down: egress refused"
 wait_for 5 has_event l7 verdict rule=egress.proxy-down || fail "the monitor did not alert the proxy's end"
 ok "the monitor alerts that the proxy ended"
 
+# The gate's own servers (squid, c-icap) sent nothing that was dropped as the sandbox's: a drop
+# there counts toward the sandbox's deny-scan and deny-burst rules.
+"$FB" timeline l7 --json | python3 -c '
+import json, sys
+bad = [e["fields"] for e in map(json.loads, sys.stdin)
+       if e["kind"] == "net.denied" and e["fields"].get("src") in ("127.0.0.1", "::1")]
+assert not bad, bad' || fail "the gate's own servers' packets were dropped as the sandbox's"
+ok "the proxy's own traffic is no denial of the sandbox's"
+
 check "destroy" "$FB" destroy l7
 assert_no_leftovers "after the L7 proxy tests"
 stop_daemon
