@@ -237,6 +237,12 @@ static void ruleset_proxy_output(FILE *f, const struct config *cfg, const struct
 		"    ct state established,related accept\n"
 		"    ip daddr %s meta l4proto { udp, tcp } th dport 53 accept\n"
 		"    ip daddr %s tcp dport %u accept\n"
+		/* Loopback of the gate's netns, where nothing listens: glibc's resolver there
+		 * when a jail has no resolv.conf (a helper looking up a host name). Dropped
+		 * unlogged: it is no attempt of the sandbox's, and a logged drop would count
+		 * toward the sandbox's deny-scan and deny-burst rules. */
+		"    ip daddr 127.0.0.0/8 drop\n"
+		"    ip6 daddr ::1 drop\n"
 		"    ip daddr @never4 %s drop\n"
 		"    ip6 daddr @never6 %s drop\n",
 		(unsigned)egress_proxy_uid(cfg, k), l->gate4, l->gate4, EGRESS_ICAP_PORT, log, log);
