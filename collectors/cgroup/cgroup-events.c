@@ -213,6 +213,7 @@ static int sample_step(const char *name, void *data)
 {
 	struct steps_ctx *x = data;
 	char rel[sizeof(x->sb->cgroup) + 64], *end;
+	const char *tool;
 	long long step;
 	int r;
 
@@ -221,9 +222,13 @@ static int sample_step(const char *name, void *data)
 	step = strtoll(name + 5, &end, 10);
 	if (*end || step < 0)
 		return 0;
+	/* The enforcer makes the step's cgroup a moment before its step.start reaches the
+	 * monitor: until then the step has no tool to name, and its first sample waits a period
+	 * (a sample without its tool was stored now and then, test 54). */
+	if (!(tool = registry_step_tool(x->reg, x->sb->name, step)))
+		return 0;
 	snprintf(rel, sizeof(rel), "%s/%s", x->sb->cgroup, name);
-	r = sample_one(x->c, x->w, x->sb, rel, step, registry_step_tool(x->reg, x->sb->name, step),
-		       x->now);
+	r = sample_one(x->c, x->w, x->sb, rel, step, tool, x->now);
 	if (r > 0)
 		x->queued++;
 	return 0;
