@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,18 +23,13 @@
 #include "lures.h"
 #include "macro.h"
 #include "policy/policy.h"
+#include "randhex.h"
 
 #define CICAP_BIN "/usr/bin/c-icap"
 
 int egress_icap_verdict_new(char ret[EGRESS_ICAP_VERDICT_LEN + 1])
 {
-	unsigned char b[EGRESS_ICAP_VERDICT_LEN / 2];
-
-	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-		return -EIO;
-	for (size_t i = 0; i < sizeof(b); i++)
-		snprintf(ret + 2 * i, 3, "%02x", b[i]);
-	return 0;
+	return random_hex(ret, EGRESS_ICAP_VERDICT_LEN);
 }
 
 /* One process of workers (threads) is enough for one sandbox's proxy; nothing is loaded but

@@ -8,26 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lures.h"
 #include "macro.h"
 #include "policy/policy.h"
+#include "randhex.h"
 
 /* Where the tripwires' own tmpfs is mounted while they are bound; detached afterwards. */
 #define LURES_STAGE "/.firebreak-lures"
 
 int sandbox_lures_marker(char *marker)
 {
-	unsigned char b[LURE_MARKER_LEN / 2];
-
-	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-		return -EIO;
-	for (size_t i = 0; i < sizeof(b); i++)
-		snprintf(marker + 2 * i, 3, "%02x", b[i]);
-	return 0;
+	return random_hex(marker, LURE_MARKER_LEN);
 }
 
 /* mkdir -p of path's parent directories (not path itself), each with mode and owner. */

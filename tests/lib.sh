@@ -223,6 +223,18 @@ assert fr and fr[0]["fields"]["requested_by"] == "monitor.blind", fr
 PY
 }
 
+# credential_policy: a real model-API key, root's alone (0600), in $T/secrets/model-api, its value
+# in REAL (a prefix that is not secret, "fbREAL-", then 32 hex digits: a scan from inside looks for
+# the prefix followed by more of it), and tests/policies/credentials.json naming that file in
+# $T/cred.json.
+credential_policy() {
+	mkdir -m 0700 "$T/secrets" || fail "secrets dir"
+	REAL=fbREAL-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	printf '%s\n' "$REAL" >"$T/secrets/model-api"
+	chmod 0600 "$T/secrets/model-api"
+	sed "s|@SECRET@|$T/secrets/model-api|" "$FB_ROOT/tests/policies/credentials.json" >"$T/cred.json"
+}
+
 # json_field JSON KEY: the value of KEY in the one JSON object JSON (Python's repr; None if absent).
 json_field() { python3 -c "import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))" "$1" "$2"; }
 

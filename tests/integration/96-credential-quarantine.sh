@@ -14,12 +14,8 @@ world_up
 detectors_record_only
 start_daemon --config "$FB_CONF"
 
-# The real key, root's alone, in a file the policy names (its prefix is not secret: the scan from
-# inside looks for it followed by more of the key).
-mkdir -m 0700 "$T/secrets"
-REAL=fbREAL-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s\n' "$REAL" >"$T/secrets/model-api"
-sed "s|@SECRET@|$T/secrets/model-api|" "$FB_ROOT/tests/policies/credentials.json" >"$T/cred.json"
+# The real key, root's alone, in a file the policy names.
+credential_policy
 
 # ---- A key file others may read is no secret: create refuses it, naming the credential.
 chmod 0644 "$T/secrets/model-api"

@@ -13,11 +13,7 @@ world_up
 detectors_record_only
 start_daemon --config "$FB_CONF"
 
-mkdir -m 0700 "$T/secrets"
-REAL=fbREAL-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s\n' "$REAL" >"$T/secrets/model-api"
-chmod 0600 "$T/secrets/model-api"
-sed "s|@SECRET@|$T/secrets/model-api|" "$FB_ROOT/tests/policies/credentials.json" >"$T/cred.json"
+credential_policy
 
 create_sandbox bd "$T/cred.json"
 copy_in bd "$FB_ROOT/tests/attacks/http-try.py"
