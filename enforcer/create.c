@@ -12,6 +12,7 @@
 #include "egress-proxy.h"
 #include "proxy-ca.h"
 #include "egress.h"
+#include "launcher.h"
 #include "egress-hook-user.h"
 #include "init.h"
 #include "policy-limits.h"
@@ -409,9 +410,17 @@ static int create_register(struct create_run *c)
 	return 0;
 }
 
-/* A failed create leaves nothing behind: the init, the link, the cgroup and the state dir go. */
+/* The exec launcher: from here on tool calls can run. */
+static int create_start_launcher(struct create_run *c)
+{
+	return launcher_spawn(c->cfg, &c->st, c->policy, &c->lim);
+}
+
+/* A failed create leaves nothing behind: the launcher, the init, the link, the cgroup and the
+ * state dir go. */
 static void create_undo(struct create_run *c)
 {
+	launcher_stop(c->cfg, c->name);
 	if (c->pid > 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
@@ -469,7 +478,8 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 	if ((r = create_choose_identity(&c)) < 0 || (r = create_state_files(&c)) < 0 ||
 	    (r = create_proxy_ca(&c)) < 0 || (r = create_cgroup(&c)) < 0 ||
 	    (r = create_start_init(&c)) < 0 || (r = create_connect_network(&c)) < 0 ||
-	    (r = create_save_state(&c)) < 0 || (r = create_register(&c)) < 0)
+	    (r = create_save_state(&c)) < 0 || (r = create_register(&c)) < 0 ||
+	    (r = create_start_launcher(&c)) < 0)
 		create_undo(&c);
 	create_close(&c);
 out_keep_dir:

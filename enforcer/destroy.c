@@ -5,6 +5,7 @@
 #include "egress-dns.h"
 #include "egress-proxy.h"
 #include "egress.h"
+#include "launcher.h"
 #include "log.h"
 #include "macro.h"
 #include "report.h"
@@ -47,6 +48,8 @@ static int remove_sandbox(const struct config *cfg, const char *name)
 	struct sandbox_state st = { 0 };
 	int r, found = 0;
 
+	/* No new call starts, and the running ones are answered as interrupted. */
+	launcher_stop(cfg, name);
 	if (state_load(cfg, name, &st) == 0) {
 		found = 1;
 		/* The cgroup kill below takes the init too; this covers an init outside it. */

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "jail.h"
 #include "log.h"
 #include "macro.h"
@@ -336,19 +337,6 @@ pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv)
 	return pid;
 }
 
-/* Closes every fd from 3 up but a and b: a keeper outlives its caller and holds none of its
- * files. */
-static void close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
-	syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
-}
-
 _Noreturn static void keeper_child(const char *log, int (*start)(void *), void (*serve)(void *),
 				   void *arg, int ready, int gate)
 {
@@ -356,7 +344,7 @@ _Noreturn static void keeper_child(const char *log, int (*start)(void *), void (
 	int fd, r;
 
 	setsid(); /* the caller's terminal is not the keeper's */
-	close_all_but(ready, gate);
+	fd_close_all_except((int[]){ ready, gate }, 2);
 	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || dup2(fd, 2) < 0 || (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
 	    dup2(fd, 0) < 0 || dup2(fd, 1) < 0)

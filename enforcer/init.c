@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "init.h"
 #include "macro.h"
 #include "privs.h"
@@ -46,27 +47,6 @@ _Noreturn static void fail(const struct sandbox_init_args *a, const char *what, 
 {
 	dprintf(a->report_fd, "%s: %s\n", what, strerror(-r));
 	_exit(1);
-}
-
-/* Closes every fd but the ones in keep: the init must hold nothing of its parent's. */
-static void close_all_except(const int *keep, int n)
-{
-	int lo = 3;
-
-	for (;;) {
-		int next = -1;
-
-		for (int i = 0; i < n; i++)
-			if (keep[i] >= lo && (next < 0 || keep[i] < next))
-				next = keep[i];
-		if (next < 0) {
-			syscall(SYS_close_range, lo, ~0U, 0);
-			return;
-		}
-		if (next > lo)
-			syscall(SYS_close_range, lo, next - 1, 0);
-		lo = next + 1;
-	}
 }
 
 /*
@@ -229,7 +209,7 @@ _Noreturn void sandbox_init_main(const struct sandbox_init_args *a)
 	unsigned long area[4] = { 0 };
 	int sfd, tfd;
 
-	close_all_except(keep, 3);
+	fd_close_all_except(keep, 3);
 	prctl(PR_SET_NAME, "firebreak-init", 0, 0, 0);
 	args_area(area);
 	init_build(a);

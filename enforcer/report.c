@@ -20,6 +20,11 @@
 struct report {
 	int fd;
 	unsigned pending;
+	uint64_t sent, acked; /* requests sent and acknowledged so far, in order */
+	void (*on_ack)(void *data, uint64_t seq, int ok);
+	void *on_ack_data;
+	char buf[4096]; /* replies read but not yet taken */
+	size_t len;
 };
 
 int report_open(const struct config *cfg, struct report **ret)
@@ -73,8 +78,10 @@ static int send_json(struct report *rp, json_t *obj)
 	if (send(rp->fd, text, len + 1, MSG_NOSIGNAL) != (ssize_t)(len + 1))
 		r = -errno ? -errno : -EIO;
 	free(text);
-	if (r == 0)
+	if (r == 0) {
 		rp->pending++;
+		rp->sent++;
+	}
 	return r;
 }
 
@@ -108,60 +115,121 @@ int report_exec_scope(struct report *rp, const char *name, int64_t step, const c
 				       "cgroup_id", (json_int_t)cgid, "program", program));
 }
 
+/* Takes every whole reply in the buffer; 0, or -EPROTO if the monitor refused one (printed). */
+static int take_replies(struct report *rp)
+{
+	char *nl;
+	int r = 0;
+
+	while (rp->pending > 0 && (nl = memchr(rp->buf, '\n', rp->len))) {
+		json_t *reply = json_loadb(rp->buf, (size_t)(nl - rp->buf), 0, NULL);
+		int ok = json_is_true(json_object_get(reply, "ok"));
+
+		if (!ok) {
+			const char *e = json_string_value(json_object_get(reply, "error"));
+
+			log_error("firebreak: the monitor refused a record: %s",
+				  e ? e : "(unreadable reply)");
+			r = -EPROTO;
+		}
+		json_decref(reply);
+		rp->pending--;
+		rp->acked++;
+		rp->len -= (size_t)(nl - rp->buf) + 1;
+		memmove(rp->buf, nl + 1, rp->len);
+		if (rp->on_ack)
+			rp->on_ack(rp->on_ack_data, rp->acked, ok);
+	}
+	return r;
+}
+
+/* Reads what the socket has (waiting up to ms, -1: not at all); 0, -EAGAIN, or -errno. */
+static int read_replies(struct report *rp, int ms)
+{
+	ssize_t n;
+
+	if (rp->len == sizeof(rp->buf))
+		return -EPROTO;
+	if (ms >= 0) {
+		int ready = poll(&(struct pollfd){ .fd = rp->fd, .events = POLLIN }, 1, ms);
+
+		if (ready < 0)
+			return errno == EINTR ? -EAGAIN : -errno;
+		if (ready == 0)
+			return -ETIMEDOUT;
+	}
+	n = recv(rp->fd, rp->buf + rp->len, sizeof(rp->buf) - rp->len, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? -EAGAIN : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	rp->len += (size_t)n;
+	return 0;
+}
+
 int report_wait(struct report *rp)
 {
 	uint64_t deadline = time_mono_ns() + (uint64_t)REPORT_DEADLINE_MS * NSEC_PER_MSEC;
-	char buf[4096];
-	size_t len = 0;
-	int r = 0;
+	int r = take_replies(rp), e;
 
 	while (rp->pending > 0) {
-		char *nl;
-		ssize_t n;
-
-		while (rp->pending > 0 && (nl = memchr(buf, '\n', len))) {
-			json_t *reply = json_loadb(buf, (size_t)(nl - buf), 0, NULL);
-
-			if (!json_is_true(json_object_get(reply, "ok"))) {
-				const char *e = json_string_value(json_object_get(reply, "error"));
-
-				log_error("firebreak: the monitor refused a record: %s",
-					  e ? e : "(unreadable reply)");
-				r = -EPROTO;
-			}
-			json_decref(reply);
-			rp->pending--;
-			len -= (size_t)(nl - buf) + 1;
-			memmove(buf, nl + 1, len);
-		}
-		if (rp->pending == 0)
-			break;
-		if (len == sizeof(buf))
-			return -EPROTO;
 		uint64_t now = time_mono_ns();
-		int ready =
-			now < deadline
-				? poll(&(struct pollfd){ .fd = rp->fd, .events = POLLIN }, 1,
-				       (int)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC))
-				: 0;
 
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready < 0)
-			return -errno;
-		if (ready == 0) {
+		e = read_replies(rp, now < deadline ? (int)((deadline - now + NSEC_PER_MSEC - 1) /
+							    NSEC_PER_MSEC)
+						    : 0);
+		if (e == -ETIMEDOUT) {
 			log_error("firebreak: the monitor did not acknowledge %u record(s) within "
-				  "%d s "
-				  "(firebreakd hung?)",
+				  "%d s (firebreakd hung?)",
 				  rp->pending, REPORT_DEADLINE_MS / 1000);
-			return -ETIMEDOUT;
+			return e;
 		}
-		n = read(rp->fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -ECONNRESET;
-		len += (size_t)n;
+		if (e < 0 && e != -EAGAIN)
+			return e;
+		if ((e = take_replies(rp)) < 0)
+			r = e;
 	}
 	return r;
+}
+
+void report_on_ack(struct report *rp, void (*cb)(void *data, uint64_t seq, int ok), void *data)
+{
+	rp->on_ack = cb;
+	rp->on_ack_data = data;
+}
+
+uint64_t report_sent(const struct report *rp)
+{
+	return rp->sent;
+}
+
+unsigned report_pending(const struct report *rp)
+{
+	return rp->pending;
+}
+
+int report_fd(const struct report *rp)
+{
+	return rp->fd;
+}
+
+int report_take_acks(struct report *rp)
+{
+	int r, e;
+
+	while ((e = read_replies(rp, -1)) == 0)
+		;
+	r = take_replies(rp);
+	return e == -EAGAIN ? r : e;
+}
+
+int report_alive(struct report *rp)
+{
+	struct pollfd p = { .fd = rp->fd, .events = POLLIN };
+
+	/* What is owed is read first; then nothing is due from the monitor, and anything readable
+	 * is its end (EOF) or an error, which a restart leaves behind. */
+	if (rp->pending > 0 && report_wait(rp) < 0)
+		return 0;
+	return poll(&p, 1, 0) == 0;
 }

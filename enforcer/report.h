@@ -38,4 +38,24 @@ int report_exec_scope(struct report *rp, const char *name, int64_t step, const c
  */
 int report_wait(struct report *rp);
 
+/*
+ * For a caller that waits for acknowledgements in its own loop (the exec launcher): cb(data, seq,
+ * ok) is called for each acknowledgement taken, whoever takes it (report_wait too); seq is the
+ * request's number on this connection, report_sent() right after it was queued.
+ */
+void report_on_ack(struct report *rp, void (*cb)(void *data, uint64_t seq, int ok), void *data);
+uint64_t report_sent(const struct report *rp);
+unsigned report_pending(const struct report *rp);
+int report_fd(const struct report *rp);
+
+/* Takes the acknowledgements the socket holds, without waiting: 0, -EPROTO (a refusal, printed),
+ * or -errno (the connection is gone). */
+int report_take_acks(struct report *rp);
+
+/*
+ * Whether rp's connection still stands, checked between records with every reply read (the exec
+ * launcher keeps one open across calls, and the monitor may have restarted since): 1 or 0.
+ */
+int report_alive(struct report *rp);
+
 #endif

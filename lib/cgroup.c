@@ -307,58 +307,39 @@ int cgroup_create(const char *rel, const struct cgroup_caps *caps)
 int cgroup_create_step(const char *rel)
 {
 	char dir[512];
-	int r, mem;
+	int r;
 
 	if ((r = cgroup_layout(NULL)) < 0)
 		return r;
 	dir_of(0, rel, dir, sizeof(dir));
-	if (mkdir(dir, 0755) < 0)
-		return -errno;
-	mem = cg.res[RES_MEMORY];
-	if (mem > 0) {
-		dir_of(mem, rel, dir, sizeof(dir));
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			cgroup_remove(rel, 100);
-			return r;
-		}
-	}
-	return 0;
+	return mkdir(dir, 0755) < 0 ? -errno : 0;
 }
 
-int cgroup_open_join(const char *rel, int *ret_dirfd, int *fds, size_t max)
+int cgroup_open_step(const char *rel)
 {
-	char dir[1024], parent[400], path[1100];
-	const char *slash = strrchr(rel, '/');
-	int r, n = 0, dirfd;
+	char dir[512];
+	int r;
 
 	if ((r = cgroup_layout(NULL)) < 0)
 		return r;
-	if (!slash)
-		return -EINVAL;
-	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - rel), rel);
 	dir_of(0, rel, dir, sizeof(dir));
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0)
-		return -errno;
-	for (int h = 1; h < cg.n && (size_t)n < max; h++) {
+	r = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return r < 0 ? -errno : r;
+}
+
+int cgroup_join_resources(const char *rel)
+{
+	char dir[512];
+	int r;
+
+	if ((r = cgroup_layout(NULL)) < 0)
+		return r;
+	for (int h = 1; h < cg.n; h++) {
 		dir_of(h, rel, dir, sizeof(dir));
-		if (access(dir, F_OK) < 0)
-			dir_of(h, parent, dir,
-			       sizeof(dir)); /* no step cgroup here: the sandbox's */
-		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		fds[n] = open(path, O_WRONLY | O_CLOEXEC);
-		if (fds[n] < 0) {
-			r = -errno;
-			while (n > 0)
-				close(fds[--n]);
-			close(dirfd);
-			return r;
-		}
-		n++;
+		if ((r = cgroup_write(dir, "cgroup.procs", "0")) < 0)
+			return log_errno(r, "cgroup: join %s", dir);
 	}
-	*ret_dirfd = dirfd;
-	return n;
+	return 0;
 }
 
 int cgroup_attach(const char *rel, pid_t pid)

@@ -46,20 +46,23 @@ int cgroup_layout(const struct cgroup_layout **ret);
 int cgroup_create(const char *rel, const struct cgroup_caps *caps);
 
 /*
- * Creates step cgroup rel (a child of a sandbox's) where a step needs one of its own: in v2
- * (identity, kill) and in the memory hierarchy (its own peak). In the other hierarchies the step's
- * processes join the sandbox's cgroup, whose caps they share: each step cgroup fewer there is a
- * mkdir, an rmdir and a migration fewer on every tool call. 0, -EEXIST, or -errno.
+ * Creates step cgroup rel (a child of a sandbox's) in v2 only: identity, freeze and kill. In the
+ * resource hierarchies a step's processes are in its sandbox's cgroup, whose caps they share, by
+ * birth: the exec launcher that forks them lives there (cgroup_join_resources). Joining a v1
+ * cgroup is a cgroup.procs write, which holds the host's cgroup_mutex through an RCU grace
+ * period after the machine was idle (10-20 ms, stalling every cgroup mkdir, rmdir and clone
+ * into a cgroup on the host): a step cgroup there would cost that on every tool call. So where
+ * memory is a v1 controller a step has no memory peak of its own. 0, -EEXIST, or -errno.
  */
 int cgroup_create_step(const char *rel);
 
-/*
- * Opens what a child needs to enter step rel: *ret_dirfd, the v2 directory for clone3's
- * CLONE_INTO_CGROUP (born there, no migration), and in fds the cgroup.procs files of every other
- * hierarchy the child must write "0" into (the step's own, or its sandbox's where the step has
- * none). Returns the number of fds (close them and *ret_dirfd), or -errno.
- */
-int cgroup_open_join(const char *rel, int *ret_dirfd, int *fds, size_t max);
+/* Opens step rel's v2 directory, for clone3's CLONE_INTO_CGROUP (born there, no migration): the
+ * fd or -errno. */
+int cgroup_open_step(const char *rel);
+
+/* Moves the caller into rel in every hierarchy but v2 (the resource controllers there): 0 or
+ * -errno. */
+int cgroup_join_resources(const char *rel);
 
 /* Moves pid into rel in every hierarchy; 0 or -errno. */
 int cgroup_attach(const char *rel, pid_t pid);

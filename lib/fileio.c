@@ -1,6 +1,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int fd_copy(int in, int out)
@@ -26,5 +27,25 @@ int fd_copy(int in, int out)
 				return w < 0 ? -errno : -EIO;
 			off += w;
 		}
+	}
+}
+
+void fd_close_all_except(const int *keep, int n)
+{
+	int lo = 3;
+
+	for (;;) {
+		int next = -1;
+
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= lo && (next < 0 || keep[i] < next))
+				next = keep[i];
+		if (next < 0) {
+			syscall(SYS_close_range, lo, ~0U, 0);
+			return;
+		}
+		if (next > lo)
+			syscall(SYS_close_range, lo, next - 1, 0);
+		lo = next + 1;
 	}
 }

@@ -5,6 +5,7 @@
 #include <syslog.h>
 #include <time.h>
 
+#include "strbuf.h"
 #include "term-safe.h"
 #include "timeutil.h"
 
@@ -12,6 +13,7 @@ enum log_level log_max_level = LOG_LEVEL_INFO;
 
 static int use_syslog;
 static const char *stamp_progname;
+static struct strbuf *capture;
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -39,6 +41,11 @@ void log_use_syslog(const char *ident)
 	use_syslog = 1;
 }
 
+void log_capture(struct strbuf *b)
+{
+	capture = b;
+}
+
 void log_set_stamp(const char *progname)
 {
 	stamp_progname = progname;
@@ -64,6 +71,10 @@ int log_internal(enum log_level level, int err, const char *file, int line, cons
 	/* Messages quote sandbox strings (names, paths, reasons): one line each, nothing a terminal
 	 * or a log viewer would obey. */
 	term_safe(msg, safe, sizeof(safe));
+	if (capture && level <= LOG_LEVEL_WARN) {
+		strbuf_str(capture, safe);
+		strbuf_str(capture, "\n");
+	}
 	if (use_syslog) {
 		syslog(syslog_prio[level], "%s", safe);
 	} else if (stamp_progname) {

@@ -22,6 +22,15 @@ void log_use_syslog(const char *ident);
 /* Prefixes each stderr line with a timestamp and the program name (daemons in the foreground). */
 void log_set_stamp(const char *progname);
 
+struct strbuf;
+
+/*
+ * While set (non-NULL), error and warning lines are also appended to *b, one per line, as the
+ * caller of a service would be shown them (the exec launcher relays a tool call's errors to the
+ * `firebreak exec` that asked for it). NULL stops it.
+ */
+void log_capture(struct strbuf *b);
+
 /* Writes one line; returns -abs(err) when err is non-zero, else 0. Use the macros below. */
 int log_internal(enum log_level level, int err, const char *file, int line, const char *fmt, ...)
 	_printf_(5, 6);

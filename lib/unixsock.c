@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,23 +12,45 @@
 
 #include "macro.h"
 
-static int fill_addr(struct sockaddr_un *sa, const char *path)
+/*
+ * The address of path; one longer than sun_path is reached through its directory, opened O_PATH
+ * into *dirfd (close it after bind or connect): /proc/self/fd/N/NAME names the same file.
+ */
+static int fill_addr(struct sockaddr_un *sa, const char *path, int *dirfd)
 {
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	return strscpy(sa->sun_path, sizeof(sa->sun_path), path);
+	*dirfd = -1;
+	if (strlen(path) < sizeof(sa->sun_path))
+		return strscpy(sa->sun_path, sizeof(sa->sun_path), path);
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	*dirfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0)
+		return -errno;
+	if (snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", *dirfd,
+		     slash + 1) >= (int)sizeof(sa->sun_path)) {
+		close(*dirfd);
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }
 
-int unixsock_listen(const char *path, mode_t mode, gid_t gid)
+static int listen_typed(const char *path, int type, mode_t mode, gid_t gid)
 {
 	struct sockaddr_un sa;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, dirfd = -1;
 	mode_t old_umask;
 	int r;
 
-	if ((r = fill_addr(&sa, path)) < 0)
+	if ((r = fill_addr(&sa, path, &dirfd)) < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	if (unlink(path) < 0 && errno != ENOENT)
@@ -48,20 +71,40 @@ int unixsock_listen(const char *path, mode_t mode, gid_t gid)
 	return TAKE_FD(fd);
 }
 
-int unixsock_connect(const char *path)
+int unixsock_listen(const char *path, mode_t mode, gid_t gid)
+{
+	return listen_typed(path, SOCK_STREAM, mode, gid);
+}
+
+int unixsock_listen_seqpacket(const char *path, mode_t mode)
+{
+	return listen_typed(path, SOCK_SEQPACKET, mode, (gid_t)-1);
+}
+
+static int connect_typed(const char *path, int type)
 {
 	struct sockaddr_un sa;
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = -1, dirfd = -1;
 	int r;
 
-	if ((r = fill_addr(&sa, path)) < 0)
+	if ((r = fill_addr(&sa, path, &dirfd)) < 0)
 		return r;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
 	return TAKE_FD(fd);
+}
+
+int unixsock_connect(const char *path)
+{
+	return connect_typed(path, SOCK_STREAM);
+}
+
+int unixsock_connect_seqpacket(const char *path)
+{
+	return connect_typed(path, SOCK_SEQPACKET);
 }
 
 int unixsock_peer_trusted(int fd, gid_t gid)

@@ -352,13 +352,18 @@ copy_in() {
 # Nothing named firebreak may be left on the host once a test's sandboxes are gone: in no cgroup
 # hierarchy the host mounts (the v2 one and each v1 controller's, as /proc/mounts lists them, not
 # a fixed path that would pass unchecked on a host that mounts them elsewhere), nor in the
-# runtime dir.
+# runtime dir, nor as a process.
 assert_no_leftovers() {
 	local left mounts
 	mounts=$(awk '$3 == "cgroup2" || $3 == "cgroup" { print $2 }' /proc/mounts)
 	echo "$mounts" | grep -qx "$V2" || fail "no cgroup2 mount in /proc/mounts to check for leftovers"
 	left=$(for m in $mounts; do ls -d "$m"/firebreak* 2>/dev/null; done
-		ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null)
+		ls "$FIREBREAK_RUNTIME_DIR/sandboxes" 2>/dev/null
+		# An exec launcher or init of this test's runtime dir (a zombie has no command line).
+		for p in $(pgrep -x 'firebreak-exec|firebreak-init'); do
+			tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$FIREBREAK_RUNTIME_DIR " &&
+				echo "process $p ($(cat "/proc/$p/comm" 2>/dev/null))"
+		done)
 	[ -z "$left" ] || fail "left on the host: $left"
 	ok "nothing left on the host ($1)"
 }

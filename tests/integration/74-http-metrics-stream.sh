@@ -67,7 +67,7 @@ assert_eq "$(query 'firebreak_actions_total{action="thaw",result="ok"}')" "3" "P
 assert_eq "$(query 'firebreak_events_total{source="trace",kind="tool_call.start"}')" "7" \
 	"PromQL: the 7 trace lines"
 assert_eq "$(query 'firebreak_sandboxes{state="running"}')" "1" "PromQL: one running sandbox"
-assert_eq "$(query 'firebreak_sandbox_pids{sandbox="pm1"} > 0')" "1" "PromQL: pm1's tasks"
+assert_eq "$(query 'firebreak_sandbox_pids{sandbox="pm1"} > bool 0')" "1" "PromQL: pm1's tasks"
 
 # Every metric the Grafana dashboard queries is one /metrics has, and each of its queries runs.
 python3 - "$FB_ROOT/dashboards/grafana/firebreak.json" "$T/metrics" "$PROM_PORT" <<'PY' || fail "the Grafana dashboard"
