@@ -14,6 +14,7 @@
 #include "egress.h"
 #include "launcher.h"
 #include "egress-hook-user.h"
+#include "fileio.h"
 #include "init.h"
 #include "policy-limits.h"
 #include "log.h"
@@ -68,16 +69,6 @@ static int copy_file(const char *src, const char *dst)
 	return n < 0 ? -errno : 0;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	return write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
-}
-
 /*
  * Connects the sandbox to the egress gate: a link (chosen under the sandboxes' lock, which the
  * caller holds until the state is saved), the gate's rules, the per-tool kernel hooks on its
@@ -105,7 +96,7 @@ static int connect_network(const struct config *cfg, const char *name, const cha
 	egress_link_of(st->link, &l);
 	snprintf(resolv, sizeof(resolv), "/proc/%d/root/etc/resolv.conf", (int)pid);
 	snprintf(line, sizeof(line), "nameserver %s\noptions timeout:2 attempts:1\n", l.gate4);
-	if ((r = write_file(resolv, line)) < 0)
+	if ((r = file_write_text(resolv, line)) < 0)
 		return r;
 	if ((r = egress_dns_start(cfg, name, st->link, policy)) < 0)
 		return r;

@@ -52,8 +52,7 @@ static int child_enter(const struct exec_sandbox *sb)
 	 * raised niceness, no core files. */
 	struct rlimit memlock = { 64 << 10, 64 << 10 }, zero = { 0, 0 };
 	sigset_t none;
-	ssize_t n;
-	int fd;
+	int r;
 
 	/* The launcher blocks the signals it takes on a signalfd; the tool gets a clean mask, and a
 	 * session of its own: no controlling terminal of anyone's to write to. */
@@ -64,12 +63,8 @@ static int child_enter(const struct exec_sandbox *sb)
 	if (setsid() < 0)
 		return -errno;
 	/* The launcher is kept from the OOM killer; the tool is not. */
-	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	n = write(fd, "0", 1);
-	close(fd);
-	if (n != 1)
-		return -EIO;
+	if ((r = file_write_text("/proc/self/oom_score_adj", "0")) < 0)
+		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++)
 		if (setns(sb->ns_fds[i], namespaces[i].type) < 0)
 			return -errno;

@@ -523,15 +523,6 @@ static void loop_once(struct loop *lp)
 		accept_caller(lp);
 }
 
-static int write_file_text(const char *path, const char *text)
-{
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	return write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -errno;
-}
-
 /* Everything the calls share, opened once; 0 or -errno after logging why. */
 static int launcher_open(struct loop *lp, const struct config *cfg, const struct sandbox_state *st,
 			 const struct policy *policy, const struct sandbox_limits *lim)
@@ -561,7 +552,7 @@ static int launcher_open(struct loop *lp, const struct config *cfg, const struct
 		return log_errno(r, "firebreak-exec: join %s's resource cgroups", st->name);
 	/* Never the sandbox's OOM victim where root may say so (CAP_SYS_RESOURCE); elsewhere its
 	 * few pages make it the last choice anyway. */
-	if ((r = write_file_text("/proc/self/oom_score_adj", "-1000")) < 0)
+	if ((r = file_write_text("/proc/self/oom_score_adj", "-1000")) < 0)
 		log_debug_errno(r, "firebreak-exec: oom_score_adj");
 	snprintf(path, sizeof(path), "%s/cgroup.events", L->cgdir);
 	if ((L->events_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)

@@ -1,6 +1,8 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -48,4 +50,16 @@ void fd_close_all_except(const int *keep, int n)
 			syscall(SYS_close_range, lo, next - 1, 0);
 		lo = next + 1;
 	}
+}
+
+int file_write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), r;
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, text, len) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
+	close(fd);
+	return r;
 }

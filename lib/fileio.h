@@ -8,6 +8,9 @@
 /* Copies what is left of in to out, retrying short writes and EINTR: 0 or -errno. */
 int fd_copy(int in, int out);
 
+/* Writes text into path (created 0644 if missing, truncated) in one write: 0 or -errno. */
+int file_write_text(const char *path, const char *text);
+
 /* Closes every fd from 3 up but the n in keep: what a long-lived child must not hold of its
  * parent's. */
 void fd_close_all_except(const int *keep, int n);
