@@ -199,8 +199,11 @@ for i in $(seq "$CREATES"); do
 		[ "$kind" = eg ] && pol=$POLICY || pol=$T/noegress.json
 		SANDBOXES="$SANDBOXES $name"
 		t0=$(now_us)
-		fb create "$name" --policy "$pol" --unwatched 2>>"$T/create.err" || die "create $name: $(tail -n 3 "$T/create.err")"
+		fb create "$name" --policy "$pol" --unwatched --timings 2>"$T/create.one" ||
+			die "create $name: $(tail -n 3 "$T/create.one")"
 		t1=$(now_us)
+		# Each phase's time, as create measured it (--timings): "kind phase ms".
+		sed -n "s/^firebreak create: \([a-z-]*\) *\([0-9.]*\) ms$/$kind \1 \2/p" "$T/create.one" >>"$T/create-phases"
 		fb destroy "$name" >/dev/null || die "destroy $name"
 		t2=$(now_us)
 		SANDBOXES=${SANDBOXES% $name}
@@ -288,8 +291,15 @@ for k, label in (("eg", "create, egress (host + CIDR)"), ("noeg", "create, no eg
     c, d = ct[k]
     print("     %-30s n %3d   median %7.2f   min %7.2f   max %7.2f   (destroy median %7.2f)"
           % (label, len(c), statistics.median(c), min(c), max(c), statistics.median(d)))
-print("     create with egress - without: %+.2f ms (median; includes starting the sandbox's dnsmasq)"
+print("     create with egress - without: %+.2f ms (median; includes starting the sandbox's DNS gate and L7 proxy)"
       % (statistics.median(ct["eg"][0]) - statistics.median(ct["noeg"][0])))
+phases = {}
+for l in open(T + "/create-phases"):
+    k, ph, ms = l.split()
+    phases.setdefault(ph, {"eg": [], "noeg": []})[k].append(float(ms))
+print("     phases of create (create --timings; median ms, egress / no egress):")
+print("       " + "  ".join("%s %.1f/%.1f" % (ph, statistics.median(v["eg"]), statistics.median(v["noeg"]))
+                          for ph, v in phases.items() if v["eg"] and v["noeg"]))
 a, d = [], []
 for l in open(T + "/nft-times"):
     k, x, y = l.split()

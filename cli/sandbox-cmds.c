@@ -10,7 +10,7 @@
 #include "enforcer/sandbox.h"
 
 static const char create_usage[] =
-	"Usage: firebreak create NAME --policy FILE [--unwatched] [--uplink IFACE]\n"
+	"Usage: firebreak create NAME --policy FILE [--unwatched] [--uplink IFACE] [--timings]\n"
 	"Builds sandbox NAME: cgroup firebreak/NAME with the policy's caps, held by an init in "
 	"new\n"
 	"mount, pid, net, ipc, uts and cgroup namespaces, and registers it with the monitor.\n"
@@ -19,7 +19,8 @@ static const char create_usage[] =
 	"  --unwatched     create it even with no monitor running (only to test the enforcer)\n"
 	"  --uplink IFACE  when this create brings the egress gate up, connect it to the host\n"
 	"                  through IFACE with NAT (allowlisted destinations only); without it\n"
-	"                  (and without gate_uplink in the config) sandboxes are fully offline\n";
+	"                  (and without gate_uplink in the config) sandboxes are fully offline\n"
+	"  --timings       print how long each phase of the create took, on stderr\n";
 
 static const char exec_usage[] =
 	"Usage: firebreak exec NAME --tool TOOL [--step N] [--call-id ID] -- PROG [ARGS...]\n"
@@ -51,22 +52,26 @@ static int only_help(int argc, char **argv, const char *usage_text)
 
 int cli_create(struct cli *cli, int argc, char **argv)
 {
-	enum { OPT_POLICY = 256, OPT_UNWATCHED, OPT_UPLINK };
+	enum { OPT_POLICY = 256, OPT_UNWATCHED, OPT_UPLINK, OPT_TIMINGS };
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, OPT_POLICY },
 		{ "unwatched", no_argument, NULL, OPT_UNWATCHED },
 		{ "uplink", required_argument, NULL, OPT_UPLINK },
+		{ "timings", no_argument, NULL, OPT_TIMINGS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *policy = NULL;
-	int unwatched = 0, c;
+	unsigned flags = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == OPT_POLICY) {
 			policy = optarg;
 		} else if (c == OPT_UNWATCHED) {
-			unwatched = 1;
+			flags |= SANDBOX_CREATE_UNWATCHED;
+		} else if (c == OPT_TIMINGS) {
+			flags |= SANDBOX_CREATE_TIMINGS;
 		} else if (c == OPT_UPLINK) {
 			char err[160];
 
@@ -80,7 +85,7 @@ int cli_create(struct cli *cli, int argc, char **argv)
 	}
 	if (optind + 1 != argc || !policy)
 		return cli_usage(stderr, create_usage);
-	return sandbox_create(&cli->cfg, argv[optind], policy, unwatched) < 0 ? 1 : 0;
+	return sandbox_create(&cli->cfg, argv[optind], policy, flags) < 0 ? 1 : 0;
 }
 
 int cli_exec(struct cli *cli, int argc, char **argv)

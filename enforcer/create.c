@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "egress-dns.h"
+#include "gate-jail.h"
 #include "egress-proxy.h"
 #include "proxy-ca.h"
 #include "egress.h"
@@ -67,40 +68,6 @@ static int copy_file(const char *src, const char *dst)
 		if (write(out, buf, (size_t)n) != n)
 			return -EIO;
 	return n < 0 ? -errno : 0;
-}
-
-/*
- * Connects the sandbox to the egress gate: a link (chosen under the sandboxes' lock, which the
- * caller holds until the state is saved), the gate's rules, the per-tool kernel hooks on its
- * cgroup, its resolv.conf and its DNS gate. *attached says whether there is anything to undo.
- */
-static int connect_network(const struct config *cfg, const char *name, const char *rel, pid_t pid,
-			   const struct policy *policy, struct sandbox_state *st, int *attached)
-{
-	char cgdir[PATH_MAX], line[128], resolv[64];
-	struct egress_link l;
-	int r;
-
-	if ((r = state_alloc_link(cfg, EGRESS_LINKS_MAX, egress_link_busy, &st->link)) < 0)
-		return log_errno(r, "firebreak create: choose a link to the gate");
-	*attached = 1; /* from here on, partly maybe: detach cleans what is there */
-	if ((r = egress_attach(cfg, name, st->link, pid, policy)) < 0)
-		return r;
-	/* Per-tool egress, in the kernel, on the sandbox's cgroup: a tool's connect outside its
-	 * share of the allowlist fails with EPERM before a packet exists. */
-	if ((r = cgroup_v2_dir(rel, cgdir, sizeof(cgdir))) < 0 ||
-	    (r = egress_hook_install(cgdir, policy, st->link)) < 0)
-		return r;
-	/* Names resolve only through the gate; the file is rewritten in place, so the init's bind
-	 * mount of it shows the new content. */
-	egress_link_of(st->link, &l);
-	snprintf(resolv, sizeof(resolv), "/proc/%d/root/etc/resolv.conf", (int)pid);
-	snprintf(line, sizeof(line), "nameserver %s\noptions timeout:2 attempts:1\n", l.gate4);
-	if ((r = file_write_text(resolv, line)) < 0)
-		return r;
-	if ((r = egress_dns_start(cfg, name, st->link, policy)) < 0)
-		return r;
-	return egress_proxy_start(cfg, name, st->link, policy, st->decoy_marker);
 }
 
 /* Forks the init into new mount, pid, net, ipc and uts namespaces; returns its pid or -errno. */
@@ -183,22 +150,32 @@ struct create_run {
 	const char *name;
 	const char *policy_path;
 	int unwatched;
+	int timings; /* each phase's time on stderr */
 	struct sandbox_limits lim;
 	struct sandbox_state st;
 	struct policy *policy;
 	struct report *rp;
-	char dir[PATH_MAX];	   /* the sandbox's state dir */
-	char root[PATH_MAX];	   /* where the init builds the sandbox's tree */
-	char rel[128];		   /* the sandbox's cgroup */
-	int link_lock;		   /* the sandboxes' lock, held until the state is saved */
-	int made_cgroup;	   /* the cgroup is ours to remove */
-	int kill_fd;		   /* its cgroup.kill, for the init's wall clock */
-	int go[2];		   /* the init waits on go[0] until it is in the cgroup */
-	int rep[2];		   /* the init's verdict arrives on rep[0] */
-	pid_t pid;		   /* the init */
-	int attached;		   /* something of the egress link may exist: detach it */
+	char dir[PATH_MAX];		/* the sandbox's state dir */
+	char root[PATH_MAX];		/* where the init builds the sandbox's tree */
+	char rel[128];			/* the sandbox's cgroup */
+	int link_lock;			/* the sandboxes' lock, held until the state is saved */
+	int made_cgroup;		/* the cgroup is ours to remove */
+	int kill_fd;			/* its cgroup.kill, for the init's wall clock */
+	int go[2];			/* the init waits on go[0] until it is in the cgroup */
+	int rep[2];			/* the init's verdict arrives on rep[0] */
+	pid_t pid;			/* the init */
+	int attached;			/* something of the egress link may exist: detach it */
+	struct launcher_start launcher; /* forked with the init, started last */
+	struct gate_keeper dns, proxy;	/* the DNS gate and the L7 proxy, starting */
 	char trust[PATH_MAX + 32]; /* the L7 proxy's CA bundle, bound over the sandbox's; "" none */
 };
+
+/* A policy with no egress allowlist gets no link at all: loopback only, nothing to judge, no
+ * gate, hooks, DNS gate or proxy to set up (and a create several times faster). */
+static int create_has_egress(const struct create_run *c)
+{
+	return policy_egress_count(c->policy) > 0;
+}
 
 /* Without a monitor answering, create refuses (fail closed); --unwatched says so on stderr. */
 static int create_check_monitor(struct create_run *c)
@@ -313,14 +290,11 @@ static int create_cgroup(struct create_run *c)
 }
 
 /*
- * Clones the init, puts it into the sandbox's cgroups before it does anything (it waits for the
- * go-ahead), and waits until it says the sandbox's file system and loopback are up.
+ * Clones the init, which waits for its go-ahead (create_init_ready) until it is in the sandbox's
+ * cgroups, and forks the launcher, which puts it there while create wires the egress.
  */
 static int create_start_init(struct create_run *c)
 {
-	char msg[512];
-	int r;
-
 	if (pipe2(c->go, O_CLOEXEC) < 0 || pipe2(c->rep, O_CLOEXEC) < 0)
 		return -errno;
 	struct sandbox_init_args a = {
@@ -347,22 +321,91 @@ static int create_start_init(struct create_run *c)
 	close(c->go[0]);
 	close(c->rep[1]);
 	c->go[0] = c->rep[1] = -1;
-	if ((r = cgroup_attach(c->rel, c->pid)) < 0 || write(c->go[1], "g", 1) != 1)
-		return r < 0 ? r : -EIO;
+	return launcher_fork(c->cfg, c->name, c->policy, &c->lim, c->pid, &c->launcher);
+}
+
+/*
+ * The sandbox's link to the egress gate: chosen under the sandboxes' lock (which the caller holds
+ * until the state is saved) and wired, with the gate's rules for it. c->attached says from here on
+ * whether there is anything to undo.
+ */
+static int create_link(struct create_run *c)
+{
+	int r;
+
+	if (!create_has_egress(c))
+		return 0;
+	if ((r = state_alloc_link(c->cfg, EGRESS_LINKS_MAX, egress_link_busy, &c->st.link)) < 0)
+		return log_errno(r, "firebreak create: choose a link to the gate");
+	c->attached = 1; /* from here on, partly maybe: detach cleans what is there */
+	return egress_attach(c->cfg, c->name, c->st.link, c->pid, c->policy);
+}
+
+/* Per-tool egress, in the kernel, on the sandbox's cgroup: a tool's connect outside its share of
+ * the allowlist fails with EPERM before a packet exists. */
+static int create_hooks(struct create_run *c)
+{
+	char cgdir[PATH_MAX];
+	int r;
+
+	if (!create_has_egress(c))
+		return 0;
+	if ((r = cgroup_v2_dir(c->rel, cgdir, sizeof(cgdir))) < 0)
+		return r;
+	return egress_hook_install(cgdir, c->policy, c->st.link);
+}
+
+/* The sandbox's DNS gate, started: create goes on while it starts (create_gate_ready). */
+static int create_dns(struct create_run *c)
+{
+	if (!create_has_egress(c))
+		return 0;
+	return egress_dns_start(c->cfg, c->name, c->st.link, c->policy, &c->dns);
+}
+
+/* The sandbox's L7 proxy, started likewise. */
+static int create_proxy(struct create_run *c)
+{
+	if (!create_has_egress(c))
+		return 0;
+	return egress_proxy_start(c->cfg, c->name, c->st.link, c->policy, c->st.decoy_marker,
+				  &c->proxy);
+}
+
+/*
+ * The init in its cgroups (the launcher moved it there meanwhile), told to go on, and its tree
+ * and loopback up. Names resolve only through the gate: its resolv.conf is rewritten in place, so
+ * the init's bind mount of it shows the new content.
+ */
+static int create_init_ready(struct create_run *c)
+{
+	char msg[512], line[128], resolv[64];
+	struct egress_link l;
+	int r;
+
+	if ((r = launcher_attached(&c->launcher)) < 0)
+		return log_errno(r, "firebreak create: move the init into %s", c->rel);
+	if (write(c->go[1], "g", 1) != 1)
+		return -EIO;
 	if ((r = wait_ready(c->rep[0], msg, sizeof(msg))) < 0) {
 		log_error("firebreak create: %s", msg);
 		return r;
 	}
-	return 0;
+	if (!create_has_egress(c))
+		return 0;
+	egress_link_of(c->st.link, &l);
+	snprintf(resolv, sizeof(resolv), "/proc/%d/root/etc/resolv.conf", (int)c->pid);
+	snprintf(line, sizeof(line), "nameserver %s\noptions timeout:2 attempts:1\n", l.gate4);
+	return file_write_text(resolv, line);
 }
 
-/* A policy with no egress allowlist gets no link at all: loopback only, nothing to judge, no
- * gate, hooks or DNS gate to set up (and a create several times faster). */
-static int create_connect_network(struct create_run *c)
+/* The DNS gate and the proxy listen, or the create fails: nothing runs before its gate does. */
+static int create_gate_ready(struct create_run *c)
 {
-	if (policy_egress_count(c->policy) == 0)
-		return 0;
-	return connect_network(c->cfg, c->name, c->rel, c->pid, c->policy, &c->st, &c->attached);
+	int r = egress_dns_wait(c->name, &c->dns),
+	    r2 = egress_proxy_wait(c->cfg, c->name, &c->proxy);
+
+	return r < 0 ? r : r2;
 }
 
 /* The state on record; from then on the link is the sandbox's, and the lock is released. */
@@ -404,19 +447,23 @@ static int create_register(struct create_run *c)
 /* The exec launcher: from here on tool calls can run. */
 static int create_start_launcher(struct create_run *c)
 {
-	return launcher_spawn(c->cfg, &c->st, c->policy, &c->lim);
+	return launcher_go(&c->launcher);
 }
 
 /* A failed create leaves nothing behind: the launcher, the init, the link, the cgroup and the
  * state dir go. */
 static void create_undo(struct create_run *c)
 {
+	launcher_abandon(&c->launcher);
 	launcher_stop(c->cfg, c->name);
 	if (c->pid > 0) {
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 	}
 	if (c->attached) {
+		/* What is still starting has written its pid file once it answers. */
+		gate_keeper_wait(&c->proxy);
+		gate_keeper_wait(&c->dns);
 		egress_proxy_stop(c->cfg, c->name);
 		egress_dns_stop(c->cfg, c->name);
 		egress_detach(c->cfg, c->name, c->st.link);
@@ -429,6 +476,7 @@ static void create_undo(struct create_run *c)
 
 static void create_close(struct create_run *c)
 {
+	launcher_abandon(&c->launcher);
 	if (c->link_lock >= 0)
 		close(c->link_lock);
 	for (int i = 0; i < 2; i++)
@@ -441,19 +489,66 @@ static void create_close(struct create_run *c)
 		close(c->kill_fd);
 }
 
+/* The phases of a create, in order; a failure in any undoes them all. */
+static const struct create_phase {
+	const char *name;
+	int (*run)(struct create_run *c);
+} create_phases[] = {
+	{ "identity", create_choose_identity },
+	{ "state-files", create_state_files },
+	{ "proxy-ca", create_proxy_ca },
+	{ "cgroup", create_cgroup },
+	{ "init", create_start_init },
+	{ "link", create_link },
+	{ "hooks", create_hooks },
+	{ "dns-gate", create_dns },
+	{ "proxy", create_proxy },
+	{ "init-ready", create_init_ready },
+	{ "save-state", create_save_state },
+	{ "gate-ready", create_gate_ready },
+	{ "register", create_register },
+	{ "launcher", create_start_launcher },
+};
+
+static int create_run_phases(struct create_run *c)
+{
+	uint64_t t0 = time_mono_ns(), t = t0;
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(create_phases); i++) {
+		if ((r = create_phases[i].run(c)) < 0)
+			return r;
+		if (c->timings) {
+			uint64_t now = time_mono_ns();
+
+			fprintf(stderr, "firebreak create: %-11s %8.3f ms\n", create_phases[i].name,
+				(double)(now - t) / 1e6);
+			t = now;
+		}
+	}
+	if (c->timings)
+		fprintf(stderr, "firebreak create: %-11s %8.3f ms\n", "total",
+			(double)(t - t0) / 1e6);
+	return 0;
+}
+
 int sandbox_create(const struct config *cfg, const char *name, const char *policy_path,
-		   int unwatched)
+		   unsigned flags)
 {
 	struct create_run c = {
 		.cfg = cfg,
 		.name = name,
 		.policy_path = policy_path,
-		.unwatched = unwatched,
+		.unwatched = !!(flags & SANDBOX_CREATE_UNWATCHED),
+		.timings = !!(flags & SANDBOX_CREATE_TIMINGS),
 		.link_lock = -1,
 		.kill_fd = -1,
 		.go = { -1, -1 },
 		.rep = { -1, -1 },
 		.pid = -1,
+		.launcher = { .pid = -1, .go_fd = -1, .ready_fd = -1 },
+		.dns = { .pid = -1, .ready_fd = -1 },
+		.proxy = { .pid = -1, .ready_fd = -1 },
 	};
 	int r;
 
@@ -466,11 +561,7 @@ int sandbox_create(const struct config *cfg, const char *name, const char *polic
 	if ((r = create_check_monitor(&c)) < 0 || (r = create_state_dir(&c)) < 0)
 		goto out_keep_dir;
 	/* From here a failure removes everything made so far: a half-built sandbox never runs. */
-	if ((r = create_choose_identity(&c)) < 0 || (r = create_state_files(&c)) < 0 ||
-	    (r = create_proxy_ca(&c)) < 0 || (r = create_cgroup(&c)) < 0 ||
-	    (r = create_start_init(&c)) < 0 || (r = create_connect_network(&c)) < 0 ||
-	    (r = create_save_state(&c)) < 0 || (r = create_register(&c)) < 0 ||
-	    (r = create_start_launcher(&c)) < 0)
+	if ((r = create_run_phases(&c)) < 0)
 		create_undo(&c);
 	create_close(&c);
 out_keep_dir:

@@ -163,7 +163,7 @@ static int keeper_wait_listening(const char *gate4, pid_t pid)
 	int status;
 
 	inet_pton(AF_INET, gate4, &sa.sin_addr);
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 5000; i++) { /* 5 s, a try every millisecond: each one create waits */
 		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r;
 
 		if (fd < 0)
@@ -174,7 +174,7 @@ static int keeper_wait_listening(const char *gate4, pid_t pid)
 			return 0;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return -ECHILD;
-		usleep(10000);
+		usleep(1000);
 	}
 	return -ETIMEDOUT;
 }
@@ -219,7 +219,8 @@ static void keeper_serve(void *arg)
 	_exit(0);
 }
 
-int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p)
+int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p,
+		     struct gate_keeper *keeper)
 {
 	struct dns_keeper kp = { .cfg = cfg, .p = p, .name = name, .k = k };
 	struct dns_args a = { .argc = 0 };
@@ -249,13 +250,24 @@ int egress_dns_start(const struct config *cfg, const char *name, unsigned k, con
 	if ((r = dns_args_fixed(&a, listen)) == 0 && (r = dns_args_hosts(&a, cfg, k, p)) == 0) {
 		a.argv[a.argc] = NULL;
 		kp.argv = a.argv;
-		r = gate_keeper_spawn(kp.keeper_log, keeper_start, keeper_serve, &kp);
+		r = gate_keeper_start(kp.keeper_log, keeper_start, keeper_serve, &kp, keeper);
 		if (r < 0)
-			log_errno(r, "firebreak create: the DNS gate for %s did not start (see %s)",
-				  name, kp.keeper_log);
+			log_errno(r, "firebreak create: the DNS gate for %s did not start", name);
 	}
 	for (size_t i = 0; i < a.nowned; i++)
 		free(a.owned[i]);
+	return r;
+}
+
+int egress_dns_wait(const char *name, struct gate_keeper *keeper)
+{
+	int r = gate_keeper_wait(keeper);
+
+	if (r < 0)
+		log_errno(r,
+			  "firebreak create: the DNS gate for %s did not start (see its "
+			  "dns-keeper.log)",
+			  name);
 	return r;
 }
 

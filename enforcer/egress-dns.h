@@ -18,12 +18,19 @@ struct policy;
 /* How long an answer's addresses stay open without being asked for again. */
 #define EGRESS_DNS_SET_TIMEOUT "10m"
 
+struct gate_keeper;
+
 /*
  * Starts the sandbox's dnsmasq (pid file and query log in its state dir) if its policy names
- * hosts; 0 (also when there is nothing to start) or -errno (printed).
+ * hosts, and returns while it starts: egress_dns_wait says whether it listens. 0 (also when there
+ * is nothing to start) or -errno (printed).
  */
-int egress_dns_start(const struct config *cfg, const char *name, unsigned k,
-		     const struct policy *p);
+int egress_dns_start(const struct config *cfg, const char *name, unsigned k, const struct policy *p,
+		     struct gate_keeper *keeper);
+
+/* 0 once the DNS gate egress_dns_start started listens (or none was started), or -errno
+ * (printed). */
+int egress_dns_wait(const char *name, struct gate_keeper *keeper);
 
 /* Stops it (by the pid it recorded, if that is still a dnsmasq); quiet if none runs. */
 void egress_dns_stop(const struct config *cfg, const char *name);

@@ -22,6 +22,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/tcp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -200,30 +204,51 @@ int egress_proxy_pages(const struct policy *p, const char *dir)
 	return 0;
 }
 
-/* Whether a TCP socket of this netns listens on addr:port, IPv4 or IPv6 (the gate holds every
- * sandbox's servers: the port alone says nothing). Read from /proc/self/net/tcp{,6}. */
+/*
+ * Whether a TCP socket of this netns listens on addr:port, IPv4 or IPv6 (the gate holds every
+ * sandbox's servers: the port alone says nothing). Asked of sock_diag for listening sockets only:
+ * /proc/net/tcp walks the host's whole established hash on every read (~1 ms here), which a
+ * poll every millisecond turned into a core taken from the very squid it waited for.
+ */
 static int listening_on(const char *addr, unsigned port)
 {
-	char line[512], want[64];
-	uint32_t w[4];
-	int six = strchr(addr, ':') != NULL, found = 0;
-	FILE *f;
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} q = {
+		.nlh = { .nlmsg_len = sizeof(q),
+			 .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.req = { .sdiag_protocol = IPPROTO_TCP, .idiag_states = 1u << TCP_LISTEN },
+	};
+	uint32_t want[4] = { 0 };
+	char buf[8192];
+	int six = strchr(addr, ':') != NULL, found = 0, done = 0;
+	_cleanup_close_ int fd = -1;
 
-	if (inet_pton(six ? AF_INET6 : AF_INET, addr, w) != 1 ||
-	    !(f = fopen(six ? "/proc/self/net/tcp6" : "/proc/self/net/tcp", "re")))
+	if (inet_pton(six ? AF_INET6 : AF_INET, addr, want) != 1)
 		return 0;
-	/* The kernel prints the address as the 32-bit words it holds, in hex. */
-	if (six)
-		snprintf(want, sizeof(want), "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3], port);
-	else
-		snprintf(want, sizeof(want), "%08X:%04X", w[0], port);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char local[128], remote[128], state[8];
+	q.req.sdiag_family = six ? AF_INET6 : AF_INET;
+	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) < 0 ||
+	    send(fd, &q, sizeof(q), 0) != (ssize_t)sizeof(q))
+		return 0;
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
-		found = sscanf(line, " %*s %127s %127s %7s", local, remote, state) == 3 &&
-			strcmp(state, "0A") == 0 && strcmp(local, want) == 0;
+		if (n <= 0)
+			break;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			const struct inet_diag_msg *m = NLMSG_DATA(h);
+
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			found |= ntohs(m->id.idiag_sport) == port &&
+				 memcmp(m->id.idiag_src, want, six ? 16 : 4) == 0;
+		}
 	}
-	fclose(f);
 	return found;
 }
 
@@ -246,6 +271,8 @@ static unsigned last_port(const struct policy *p)
 struct proxy_run {
 	const struct config *cfg;
 	const struct policy *p;
+	const char *name, *marker;
+	unsigned k;
 	uid_t uid;
 	char dir[PATH_MAX], access[PATH_MAX], cache[PATH_MAX], pidfile[PATH_MAX];
 	char minder_log[PATH_MAX];
@@ -284,25 +311,33 @@ static int wait_listening(pid_t pid, const char *addr, const char *addr6, unsign
 {
 	int status;
 
-	for (int i = 0; i < PROXY_READY_MS / 10; i++) {
+	/* Every millisecond: each one here is one create waits for (a sock_diag dump of the
+	 * gate's few listeners costs microseconds). */
+	for (int i = 0; i < PROXY_READY_MS; i++) {
 		if (listening_on(addr, port) && (!addr6 || listening_on(addr6, port)))
 			return 0;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			return -ECHILD;
-		usleep(10000);
+		usleep(1000);
 	}
 	return -ETIMEDOUT;
 }
 
-/* The minder, in the gate's netns (gate_keeper_spawn): starts c-icap, then squid (which
- * needs its ICAP service from its first request), drops what it held of root's once both
- * listen, and returns; then waits for them (minder_serve). */
+static int proxy_files(const struct config *cfg, const char *name, unsigned k,
+		       const struct policy *p, const char *marker, struct proxy_run *pr);
+
+/* The minder, in the gate's netns (gate_keeper_start): writes the proxy's files (while create
+ * goes on with its own work), starts c-icap, then squid (which needs its ICAP service from its
+ * first request), drops what it held of root's once both listen, and returns; then waits for
+ * them (minder_serve). */
 static int minder_start(void *arg)
 {
 	struct proxy_run *pr = arg;
 	char pid_text[32];
 	int r;
 
+	if ((r = proxy_files(pr->cfg, pr->name, pr->k, pr->p, pr->marker, pr)) < 0)
+		return r;
 	if ((r = pr->icap_pid = egress_icap_spawn(pr->icap_dir, pr->icap_log, pr->uid)) < 0)
 		return r;
 	if ((r = wait_listening(pr->icap_pid, pr->gate4, NULL, EGRESS_ICAP_PORT)) < 0) {
@@ -419,9 +454,16 @@ static int proxy_files(const struct config *cfg, const char *name, unsigned k,
 }
 
 int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
-		       const struct policy *p, const char *marker)
+		       const struct policy *p, const char *marker, struct gate_keeper *keeper)
 {
-	struct proxy_run pr = { .cfg = cfg, .p = p, .uid = egress_proxy_uid(cfg, k) };
+	struct proxy_run pr = {
+		.cfg = cfg,
+		.p = p,
+		.name = name,
+		.marker = marker,
+		.k = k,
+		.uid = egress_proxy_uid(cfg, k),
+	};
 	struct egress_link l;
 	int r;
 
@@ -439,16 +481,26 @@ int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
 	snprintf(pr.gate6, sizeof(pr.gate6), "%s", l.gate6);
 	if (mkdir(pr.dir, 0755) < 0 && errno != EEXIST)
 		return log_errno(-errno, "firebreak create: %s", pr.dir);
-	if ((r = proxy_files(cfg, name, k, p, marker, &pr)) < 0)
-		return r;
-	if ((r = gate_keeper_spawn(pr.minder_log, minder_start, minder_serve, &pr)) < 0) {
-		/* The state dir goes with the failed create: what squid said goes to the caller. */
-		log_tail(pr.minder_log);
-		log_tail(pr.icap_log);
-		log_tail(pr.cache);
+	if ((r = gate_keeper_start(pr.minder_log, minder_start, minder_serve, &pr, keeper)) < 0)
 		return log_errno(r, "firebreak create: the L7 proxy of %s did not start", name);
-	}
 	return 0;
+}
+
+int egress_proxy_wait(const struct config *cfg, const char *name, struct gate_keeper *keeper)
+{
+	static const char *const logs[] = { "proxy-minder.log", EGRESS_ICAP_LOG,
+					    EGRESS_PROXY_CACHE_LOG };
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = gate_keeper_wait(keeper)) == 0)
+		return 0;
+	/* The state dir goes with the failed create: what squid said goes to the caller. */
+	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
+		state_path(cfg, name, logs[i], path, sizeof(path));
+		log_tail(path);
+	}
+	return log_errno(r, "firebreak create: the L7 proxy of %s did not start", name);
 }
 
 void egress_proxy_stop(const struct config *cfg, const char *name)

@@ -99,13 +99,20 @@ int egress_proxy_secret_open(const char *path, uid_t uid, FILE **ret);
  */
 int egress_proxy_credentials(const struct policy *p, const char *path, uid_t uid);
 
+struct gate_keeper;
+
 /*
- * Starts sandbox name's proxy (link k) in the gate, jailed, and waits until it listens; its pid
- * goes to proxy.pid in the state dir. Nothing to do (0) if the policy needs none. The signing CA
- * must be in the state dir's proxy/ already (EGRESS_PROXY_SIGNING). 0 or -errno (printed).
+ * Starts sandbox name's proxy (link k) in the gate, jailed, and returns while it starts:
+ * egress_proxy_wait says whether it listens. Its pid goes to proxy.pid in the state dir. Nothing
+ * to do (0) if the policy needs none. The signing CA must be in the state dir's proxy/ already
+ * (EGRESS_PROXY_SIGNING). 0 or -errno (printed).
  */
 int egress_proxy_start(const struct config *cfg, const char *name, unsigned k,
-		       const struct policy *p, const char *marker);
+		       const struct policy *p, const char *marker, struct gate_keeper *keeper);
+
+/* 0 once the proxy egress_proxy_start started listens (or none was started), or -errno, printed
+ * with the last lines of its logs. */
+int egress_proxy_wait(const struct config *cfg, const char *name, struct gate_keeper *keeper);
 
 /* Ends sandbox name's proxy if it runs; quiet if it is gone. */
 void egress_proxy_stop(const struct config *cfg, const char *name);

@@ -361,36 +361,49 @@ _Noreturn static void keeper_child(const char *log, int (*start)(void *), void (
 	_exit(1);
 }
 
-int gate_keeper_spawn(const char *log, int (*start)(void *arg), void (*serve)(void *arg), void *arg)
+int gate_keeper_start(const char *log, int (*start)(void *arg), void (*serve)(void *arg), void *arg,
+		      struct gate_keeper *k)
 {
-	unsigned char answer;
-	int gate, ready[2], status;
-	ssize_t n;
-	pid_t pid;
+	int gate, ready[2];
 
+	k->pid = -1;
+	k->ready_fd = -1;
 	if ((gate = netns_open(EGRESS_GATE_NETNS)) < 0)
 		return gate;
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		close(gate);
 		return -errno;
 	}
-	pid = fork();
-	if (pid == 0) {
+	k->pid = fork();
+	if (k->pid == 0) {
 		close(ready[0]);
 		keeper_child(log, start, serve, arg, ready[1], gate);
 	}
 	close(ready[1]);
 	close(gate);
-	if (pid < 0) {
+	if (k->pid < 0) {
 		close(ready[0]);
 		return -errno;
 	}
-	while ((n = read(ready[0], &answer, 1)) < 0 && errno == EINTR)
+	k->ready_fd = ready[0];
+	return 0;
+}
+
+int gate_keeper_wait(struct gate_keeper *k)
+{
+	unsigned char answer;
+	int status;
+	ssize_t n;
+
+	if (k->ready_fd < 0)
+		return 0; /* none started */
+	while ((n = read(k->ready_fd, &answer, 1)) < 0 && errno == EINTR)
 		;
-	close(ready[0]);
+	close(k->ready_fd);
+	k->ready_fd = -1;
 	if (n == 1 && answer == 0)
 		return 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(k->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return n == 1 ? -(int)answer : -EIO;
 }

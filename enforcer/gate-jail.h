@@ -45,12 +45,20 @@ pid_t gate_jail_spawn(const struct gate_jail *j, char *const *argv);
 /*
  * A jailed server's keeper: a child of the caller, in the gate's network namespace and a session
  * of its own, holding none of the caller's files, its stderr appended to log (root's), stdin and
- * stdout /dev/null. It runs start(arg), which starts the server and returns once it listens (0)
- * or -errno; the caller waits for that answer, and the keeper goes on with serve(arg), which
- * must not return. Returns start's answer (-EIO if the keeper died first).
+ * stdout /dev/null. It runs start(arg) (on its own copy of *arg), which starts the server and
+ * returns once it listens (0) or -errno, and goes on with serve(arg), which must not return.
+ * gate_keeper_start returns once it is forked (0 or -errno), so the caller can go on with its
+ * own work while the server starts; gate_keeper_wait waits for start's answer (-EIO if the
+ * keeper died first; 0 if none was started).
  */
-int gate_keeper_spawn(const char *log, int (*start)(void *arg), void (*serve)(void *arg),
-		      void *arg);
+struct gate_keeper {
+	pid_t pid;
+	int ready_fd; /* start's answer comes here; -1 once read */
+};
+
+int gate_keeper_start(const char *log, int (*start)(void *arg), void (*serve)(void *arg), void *arg,
+		      struct gate_keeper *k);
+int gate_keeper_wait(struct gate_keeper *k);
 
 /* The path of file (a shim or module a jail maps) in this binary's folder, into buf: 0, or
  * -errno if it is not there or not readable. */

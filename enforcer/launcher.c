@@ -546,10 +546,6 @@ static int launcher_open(struct loop *lp, const struct config *cfg, const struct
 	snprintf(L->sbrel, sizeof(L->sbrel), CGROUP_ROOT_NAME "/%s", st->name);
 	if ((r = cgroup_v2_dir(L->sbrel, L->cgdir, sizeof(L->cgdir))) < 0)
 		return log_errno(r, "firebreak-exec: %s's cgroup", st->name);
-	/* In the sandbox's resource cgroups, so that every step is born in them (no migration on a
-	 * call's path: lib/cgroup.h), and charged to the sandbox. */
-	if ((r = cgroup_join_resources(L->sbrel)) < 0)
-		return log_errno(r, "firebreak-exec: join %s's resource cgroups", st->name);
 	/* Never the sandbox's OOM victim where root may say so (CAP_SYS_RESOURCE); elsewhere its
 	 * few pages make it the last choice anyway. */
 	if ((r = file_write_text("/proc/self/oom_score_adj", "-1000")) < 0)
@@ -601,23 +597,48 @@ static int write_pidfile(const struct config *cfg, const char *name)
 	return fclose(f) < 0 ? -errno : 0;
 }
 
-_Noreturn static void launcher_main(const struct config *cfg, const struct sandbox_state *st,
+_Noreturn static void launcher_main(const struct config *cfg, const char *name,
 				    const struct policy *policy, const struct sandbox_limits *lim,
-				    int ready)
+				    pid_t init, int go, int ready)
 {
 	static struct loop lp; /* 64 calls' slots: not on the stack */
-	char path[PATH_MAX + 32];
+	struct sandbox_state st;
+	char path[PATH_MAX + 32], rel[128];
 	unsigned char answer_byte;
+	ssize_t n;
 	int fd, r;
 
 	setsid(); /* the caller's terminal is not ours */
 	prctl(PR_SET_NAME, LAUNCHER_COMM);
-	/* Until it listens, what goes wrong is create's to say: stderr stays create's. */
-	fd_close_all_except((int[]){ ready, 2 }, 2);
-	r = launcher_open(&lp, cfg, st, policy, lim);
+	/* Until it listens, what goes wrong is create's to say: stderr stays create's. Nothing
+	 * else of create's (its lock on the sandboxes, its monitor connection) stays open. */
+	fd_close_all_except((int[]){ go, ready, 2 }, 3);
+	/* The init into the sandbox's cgroups first: the first v1 cgroup.procs write after idle
+	 * waits for an RCU grace period (10-25 ms), which create spends on its egress meanwhile.
+	 * Then this process into the resource cgroups, so that every step is born in them (no
+	 * migration on a call's path: lib/cgroup.h) and charged to the sandbox: cheap right after
+	 * the init's, while the kernel's cgroup lock is still in its fast mode. */
+	snprintf(rel, sizeof(rel), CGROUP_ROOT_NAME "/%s", name);
+	r = cgroup_attach(rel, init);
+	answer_byte = (unsigned char)-r;
+	if (write(ready, &answer_byte, 1) != 1 || r < 0)
+		_exit(1);
+	r = cgroup_join_resources(rel);
+	if (r < 0)
+		log_errno(r, "firebreak-exec: join %s's resource cgroups", name);
+	/* The go-ahead: create has saved and registered the sandbox. EOF is create giving up. */
+	while ((n = read(go, &answer_byte, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(1);
+	close(go);
+	if (r == 0 && (r = state_load(cfg, name, &st)) < 0)
+		log_errno(r, "firebreak-exec: the state of %s", name);
 	if (r == 0)
-		r = write_pidfile(cfg, st->name);
-	state_path(cfg, st->name, LAUNCHER_LOG, path, sizeof(path));
+		r = launcher_open(&lp, cfg, &st, policy, lim);
+	if (r == 0)
+		r = write_pidfile(cfg, name);
+	state_path(cfg, name, LAUNCHER_LOG, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0 || dup2(fd, 2) < 0 || (fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
 	    dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
@@ -636,40 +657,86 @@ _Noreturn static void launcher_main(const struct config *cfg, const struct sandb
 		launcher_record_lost(&lp.L);
 	log_info("firebreak-exec: %s: %llu calls started, %llu refused, %llu failed, %llu bad "
 		 "requests, %llu untrusted peers, %llu busy",
-		 st->name, lp.started, lp.refused, lp.failed, lp.bad_requests, lp.untrusted_peers,
+		 name, lp.started, lp.refused, lp.failed, lp.bad_requests, lp.untrusted_peers,
 		 lp.busy);
 	_exit(0);
 }
 
-int launcher_spawn(const struct config *cfg, const struct sandbox_state *st,
-		   const struct policy *policy, const struct sandbox_limits *lim)
+int launcher_fork(const struct config *cfg, const char *name, const struct policy *policy,
+		  const struct sandbox_limits *lim, pid_t init, struct launcher_start *ls)
 {
-	unsigned char answer_byte;
-	int ready[2], status;
-	ssize_t n;
-	pid_t pid;
+	int go[2], ready[2];
 
-	if (pipe2(ready, O_CLOEXEC) < 0)
+	ls->pid = -1;
+	ls->go_fd = ls->ready_fd = -1;
+	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid == 0) {
-		close(ready[0]);
-		launcher_main(cfg, st, policy, lim, ready[1]);
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
 	}
+	ls->pid = fork();
+	if (ls->pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		launcher_main(cfg, name, policy, lim, init, go[0], ready[1]);
+	}
+	close(go[0]);
 	close(ready[1]);
-	if (pid < 0) {
+	if (ls->pid < 0) {
+		close(go[1]);
 		close(ready[0]);
 		return log_errno(-errno, "firebreak create: fork the exec launcher");
 	}
-	while ((n = read(ready[0], &answer_byte, 1)) < 0 && errno == EINTR)
+	ls->go_fd = go[1];
+	ls->ready_fd = ready[0];
+	return 0;
+}
+
+int launcher_attached(struct launcher_start *ls)
+{
+	unsigned char answer_byte;
+	ssize_t n;
+
+	while ((n = read(ls->ready_fd, &answer_byte, 1)) < 0 && errno == EINTR)
 		;
-	close(ready[0]);
-	if (n == 1 && answer_byte == 0)
+	return n == 1 ? -(int)answer_byte : -EIO;
+}
+
+int launcher_go(struct launcher_start *ls)
+{
+	unsigned char answer_byte = 0;
+	ssize_t n;
+	int r;
+
+	if (write(ls->go_fd, &answer_byte, 1) != 1)
+		n = 0;
+	else
+		while ((n = read(ls->ready_fd, &answer_byte, 1)) < 0 && errno == EINTR)
+			;
+	r = n == 1 ? -(int)answer_byte : -EIO;
+	close(ls->go_fd);
+	close(ls->ready_fd);
+	ls->go_fd = ls->ready_fd = -1;
+	if (r == 0)
 		return 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(ls->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	return log_errno(n == 1 ? -(int)answer_byte : -EIO,
-			 "firebreak create: the exec launcher did not start");
+	ls->pid = -1;
+	return log_errno(r, "firebreak create: the exec launcher did not start");
+}
+
+void launcher_abandon(struct launcher_start *ls)
+{
+	if (ls->go_fd < 0)
+		return;
+	close(ls->go_fd); /* EOF: it exits before it opens anything */
+	close(ls->ready_fd);
+	ls->go_fd = ls->ready_fd = -1;
+	while (waitpid(ls->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	ls->pid = -1;
 }
 
 void launcher_stop(const struct config *cfg, const char *name)

@@ -26,12 +26,31 @@
 
 struct policy;
 
+/* A launcher forked and waiting for its go-ahead. */
+struct launcher_start {
+	pid_t pid;
+	int go_fd;    /* one byte: go; EOF: give up */
+	int ready_fd; /* its answer: one byte, 0 or errno */
+};
+
 /*
- * Starts the launcher of sandbox st (saved, registered) with its policy and limits, and waits
- * until it listens. 0 or -errno after logging why.
+ * Forks the launcher of sandbox name as soon as its init (pid init, waiting for its go-ahead)
+ * exists. It moves the init into the sandbox's cgroups (launcher_attached says when), joins the
+ * resource cgroups itself right after (cheap then: lib/cgroup.h), and waits for launcher_go,
+ * which create sends once the sandbox is saved and registered. 0 or -errno after logging why.
  */
-int launcher_spawn(const struct config *cfg, const struct sandbox_state *st,
-		   const struct policy *policy, const struct sandbox_limits *lim);
+int launcher_fork(const struct config *cfg, const char *name, const struct policy *policy,
+		  const struct sandbox_limits *lim, pid_t init, struct launcher_start *ls);
+
+/* Waits until the init is in the sandbox's cgroups: 0, or -errno (it has not moved it). */
+int launcher_attached(struct launcher_start *ls);
+
+/* Lets it load the saved state, open what the calls share and listen; waits until it does. 0 or
+ * -errno after logging why (it has exited then). */
+int launcher_go(struct launcher_start *ls);
+
+/* A launcher forked but never sent its go-ahead exits, and is waited for. */
+void launcher_abandon(struct launcher_start *ls);
 
 /* Ends the sandbox's launcher, if it runs (its running calls are killed with it). */
 void launcher_stop(const struct config *cfg, const char *name);

@@ -30,12 +30,18 @@ struct sandbox_limits {
 	int64_t wall_clock_ns; /* 0: none */
 };
 
+enum {
+	SANDBOX_CREATE_UNWATCHED = 1 << 0, /* no monitor needed (testing the enforcer alone) */
+	SANDBOX_CREATE_TIMINGS = 1 << 1,   /* each phase's time on stderr */
+};
+
 /*
  * Builds sandbox name from the policy at policy_path and registers it with the monitor; without a
- * monitor it refuses unless unwatched. Returns 0, or -errno after printing one line.
+ * monitor it refuses unless flags has SANDBOX_CREATE_UNWATCHED. Returns 0, or -errno after
+ * printing one line.
  */
 int sandbox_create(const struct config *cfg, const char *name, const char *policy_path,
-		   int unwatched);
+		   unsigned flags);
 
 struct sandbox_exec_request {
 	const char *name;
