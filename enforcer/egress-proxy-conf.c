@@ -123,11 +123,11 @@ static void conf_fixed(FILE *f, const struct config *cfg, const struct egress_li
 		"cache_log stdio:" EGRESS_PROXY_JAIL_CACHE "\n"
 		"sslcrtd_program /usr/lib/squid/security_file_certgen\n"
 		"sslcrtd_children 2 startup=1 idle=1\n"
-		/* The upstream is verified against gate_proxy_upstream_ca and nothing else: squid
-		 * would also load the system's CAs (default-ca=on), trusting more than the config
-		 * says and parsing ~150 certificates (~18 ms) at every start. */
-		"tls_outgoing_options cafile=" EGRESS_PROXY_JAIL_DIR
-		"/upstream-ca.pem default-ca=off\n"
+		/* The upstream is verified against gate_proxy_upstream_ca and nothing else (squid
+		 * would add the system's CAs: default-ca=on), from its hashed directory: squid
+		 * parses a cafile= bundle whole at every start (~30 ms for the host's ~150 CAs),
+		 * a capath= CA only when a chain needs it. */
+		"tls_outgoing_options capath=" EGRESS_PROXY_JAIL_UPSTREAM_CA " default-ca=off\n"
 		"sslproxy_cert_error deny all\n"
 		"on_unsupported_protocol respond all\n",
 		l->gate4);

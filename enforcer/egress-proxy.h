@@ -33,6 +33,7 @@ struct policy_egress_rule;
 #define EGRESS_PROXY_JAIL_DIR "/proxy"
 #define EGRESS_PROXY_JAIL_LOG "/access.log"
 #define EGRESS_PROXY_JAIL_CACHE "/cache.log"
+#define EGRESS_PROXY_JAIL_UPSTREAM_CA "/upstream-ca" /* proxy_upstream_ca_dir's, read-only */
 
 /* Each HTTPS port's TLS: certificates minted per host by the sandbox's signing CA. */
 #define EGRESS_PROXY_TLS_OPTIONS                                                                   \

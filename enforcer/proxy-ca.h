@@ -34,4 +34,13 @@ int proxy_ca_ensure(const struct config *cfg, char *err, size_t errlen);
 int proxy_ca_issue_sandbox(const struct config *cfg, int64_t lifetime_ns, const char *dir,
 			   uid_t uid, gid_t gid, char *err, size_t errlen);
 
+/*
+ * The CAs in gate_proxy_upstream_ca as a hashed directory (OpenSSL's capath: one PEM file per
+ * certificate, named by its subject's hash), named by the bundle's content under
+ * <runtime_dir>/proxy-ca/upstream/, made on first use and never changed after; its path into dir.
+ * 0, or -errno with err filled.
+ */
+int proxy_upstream_ca_dir(const struct config *cfg, char *dir, size_t size, char *err,
+			  size_t errlen);
+
 #endif

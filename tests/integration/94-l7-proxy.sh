@@ -50,8 +50,20 @@ done
 [ "$(readlink "/proc/$pid/ns/net")" = "$(readlink /run/netns/firebreak-gate 2>/dev/null ||
 	stat -L -c 'net:[%i]' /run/netns/firebreak-gate)" ] || fail "squid is not in the gate's netns"
 assert_eq "$(ls "/proc/$pid/root" | grep -v -x -e bin -e sbin -e 'lib.*' | sort | tr '\n' ' ')" \
-	"access.log cache.log dev proxy usr " "squid's root holds only /usr, the /lib links, /dev, its files"
+	"access.log cache.log dev proxy upstream-ca usr " "squid's root holds only /usr, the /lib links, /dev, its files"
 ok "squid is jailed"
+
+# squid's upstream CAs: the configured bundle as OpenSSL's hashed directory, one file per
+# certificate, named by the subject hash openssl itself computes, mapped read-only.
+ca_dir=$(ls -d "$FIREBREAK_RUNTIME_DIR"/proxy-ca/upstream/*/ 2>/dev/null)
+[ "$(echo "$ca_dir" | grep -c .)" = 1 ] || fail "not one upstream CA directory: '$ca_dir'"
+want=$(openssl x509 -noout -subject_hash -in "$WORLD/tls/world-ca.pem").0
+assert_eq "$(ls "$ca_dir" | tr '\n' ' ')" "$want " "the upstream CA directory holds the world's CA by its hash"
+cmp -s <(openssl x509 -in "$ca_dir/$want") <(openssl x509 -in "$WORLD/tls/world-ca.pem") ||
+	fail "the hashed CA is not the configured one"
+grep -q "^tls_outgoing_options capath=/upstream-ca default-ca=off$" "$SB/proxy/squid.conf" ||
+	fail "squid does not verify upstreams from the hashed directory alone"
+ok "squid verifies upstreams against the configured CAs only, read when a chain needs one"
 
 # ---- install_deps: GET under the registry's paths works, through the proxy.
 out=$(try install_deps GET http://registry.test/packages/demo-1.0.tar.gz)
