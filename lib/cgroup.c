@@ -442,35 +442,50 @@ int cgroup_populated(const char *rel)
  * notifies pollers of the file on every change (POLLPRI), so this wakes at the change, not on a
  * sleep's tick. 0, -ETIMEDOUT, or -errno.
  */
-static int events_wait(const char *rel, const char *key, char want, int timeout_ms)
+int cgroup_events_open(const char *rel)
 {
-	char path[600], buf[256];
-	size_t klen = strlen(key);
-	uint64_t deadline = time_mono_ns() + (uint64_t)timeout_ms * 1000000;
+	char path[600];
 	int fd, r;
 
 	if ((r = cgroup_layout(NULL)) < 0)
 		return r;
 	snprintf(path, sizeof(path), "%s/%s/cgroup.events", cg.h[0].mount, rel);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int cgroup_events_has(int fd, const char *key, char want)
+{
+	char buf[256];
+	size_t klen = strlen(key);
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
 		return -errno;
+	buf[n] = '\0';
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return line[klen + 1] == want;
+	return -ENODATA;
+}
+
+static int events_wait(const char *rel, const char *key, char want, int timeout_ms)
+{
+	uint64_t deadline = time_mono_ns() + (uint64_t)timeout_ms * 1000000;
+	int fd, r;
+
+	if ((fd = cgroup_events_open(rel)) < 0)
+		return fd;
 	for (;;) {
-		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
 		uint64_t now = time_mono_ns();
 
-		if (n < 0) {
-			r = -errno;
+		/* 1: there; a key this kernel does not print is as good as "not yet". */
+		if ((r = cgroup_events_has(fd, key, want)) == -ENODATA)
+			r = 0;
+		if (r != 0)
 			break;
-		}
-		buf[n] = '\0';
-		for (char *line = buf; line && *line;
-		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-			if (strncmp(line, key, klen) == 0 && line[klen] == ' ' &&
-			    line[klen + 1] == want) {
-				close(fd);
-				return 0;
-			}
 		if (now >= deadline) {
 			r = -ETIMEDOUT;
 			break;
@@ -481,7 +496,7 @@ static int events_wait(const char *rel, const char *key, char want, int timeout_
 		}
 	}
 	close(fd);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int cgroup_freeze(const char *rel, int on, int timeout_ms)

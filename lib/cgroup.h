@@ -84,6 +84,13 @@ int cgroup_frozen(const char *rel);
 /* Waits up to timeout_ms until rel and below hold no process (cgroup.events): 0 or -ETIMEDOUT. */
 int cgroup_wait_empty(const char *rel, int timeout_ms);
 
+/* rel's cgroup.events, open for reading (poll it for POLLPRI: it changed); fd or -errno. */
+int cgroup_events_open(const char *rel);
+
+/* Whether the cgroup.events open at fd says "key want" now ("populated", '0'): 1, 0, or -errno
+ * (-ENODATA: no such key). Reading it is what rearms POLLPRI. */
+int cgroup_events_has(int fd, const char *key, char want);
+
 /* Kills every process in rel and below (cgroup.kill; v1 freezer, SIGKILL, thaw without it). */
 int cgroup_kill(const char *rel);
 

@@ -116,22 +116,23 @@ static int confirm(enum action_kind k, const char *rel)
 }
 
 void action_record(struct daemon *d, const struct store_sandbox *sb,
-		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
-		   int64_t confirm_ns, const char *result, json_t **ret_record)
+		   const struct action_request *rq, int64_t done_ts, int64_t queue_ns,
+		   int64_t act_ns, int64_t confirm_ns, const char *result, json_t **ret_record)
 {
 	struct writer_op op;
 	struct store_action *a = calloc(1, sizeof(*a));
-	int64_t latency = rq->trigger_ts ? done_ts - rq->trigger_ts : act_ns;
+	int64_t latency = rq->trigger_ts ? done_ts - rq->trigger_ts : queue_ns + act_ns;
 	char kind[32];
 	json_t *f;
 
 	snprintf(kind, sizeof(kind), "action.%s", action_kind_name(rq->kind));
 	writer_event_init(&op, sb, done_ts, EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR, kind);
 	op.type = WRITER_OP_ACTION;
-	f = json_pack("{s:s, s:s, s:s*, s:s, s:I, s:I, s:I}", "action", action_kind_name(rq->kind),
-		      "requested_by", rq->requested_by, "reason", rq->reason, "result", result,
-		      "act_ns", (json_int_t)act_ns, "confirm_ns", (json_int_t)confirm_ns,
-		      "latency_ns", (json_int_t)latency);
+	f = json_pack("{s:s, s:s, s:s*, s:s, s:I, s:I, s:I, s:I}", "action",
+		      action_kind_name(rq->kind), "requested_by", rq->requested_by, "reason",
+		      rq->reason, "result", result, "queue_ns", (json_int_t)queue_ns, "act_ns",
+		      (json_int_t)act_ns, "confirm_ns", (json_int_t)confirm_ns, "latency_ns",
+		      (json_int_t)latency);
 	if (f && rq->detection_id)
 		json_object_set_new(f, "detection_id", json_integer((json_int_t)rq->detection_id));
 	if (f && rq->incident_id)
@@ -170,18 +171,13 @@ int action_act(const struct store_sandbox *sb, enum action_kind kind, struct act
 	return done->r;
 }
 
-int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
-		  const struct action_done *done, json_t **ret_record)
+int action_conclude(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		    const struct action_done *done, uint64_t queued, int c, json_t **ret_record)
 {
-	char result[64];
-	uint64_t t2;
-	int c = 0;
-
-	char ifname[IFNAMSIZ];
+	char result[64], ifname[IFNAMSIZ];
 	int down = 0, q = 0;
+	uint64_t t2;
 
-	if (done->r == 0)
-		c = confirm(rq->kind, sb->cgroup);
 	/* Quarantine: frozen, and nothing of the sandbox passes the gate any more. */
 	if (done->r == 0 && rq->kind == ACTION_QUARANTINE &&
 	    ((q = gate_link(d, sb, ifname, sizeof(ifname))) < 0 ||
@@ -200,14 +196,22 @@ int action_finish(struct daemon *d, struct store_sandbox *sb, const struct actio
 		sb->updated_ts = time_now_ns();
 		record_sandbox(d, sb);
 	}
-	action_record(d, sb, rq, time_now_ns(), (int64_t)(done->t1 - done->t0),
-		      (int64_t)(t2 - done->t1), result, ret_record);
+	action_record(d, sb, rq, time_now_ns(), (int64_t)(done->t0 - queued),
+		      (int64_t)(done->t1 - done->t0), (int64_t)(t2 - done->t1), result, ret_record);
 	log_info("sandbox %s: %s by %s: %s in %llu us (confirmed after %llu us)%s%s", sb->name,
 		 action_kind_name(rq->kind), rq->requested_by, result,
 		 (unsigned long long)(done->t1 - done->t0) / 1000,
 		 (unsigned long long)(t2 - done->t1) / 1000, rq->reason ? ": " : "",
 		 rq->reason ? rq->reason : "");
 	return done->r < 0 ? done->r : c;
+}
+
+int action_finish(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		  const struct action_done *done, json_t **ret_record)
+{
+	int c = done->r == 0 ? confirm(rq->kind, sb->cgroup) : 0;
+
+	return action_conclude(d, sb, rq, done, done->t0, c, ret_record);
 }
 
 int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,

@@ -54,6 +54,14 @@ int action_finish(struct daemon *d, struct store_sandbox *sb, const struct actio
 		  const struct action_done *done, json_t **ret_record);
 
 /*
+ * Records what action_act did once it is confirmed (c: 0, -ETIMEDOUT, -errno) elsewhere (the
+ * killer thread): the quarantine's gate link, sb's state, the record, the log line. queued is
+ * when the action was asked for (monotonic ns; done->t0 if at once). Returns as action_apply.
+ */
+int action_conclude(struct daemon *d, struct store_sandbox *sb, const struct action_request *rq,
+		    const struct action_done *done, uint64_t queued, int c, json_t **ret_record);
+
+/*
  * Acts on sb's cgroup, confirms, records (ret_record as above). Returns 0 (done and confirmed),
  * -ETIMEDOUT (done, not confirmed within a second), or -errno (not done; recorded as failed all
  * the same).
@@ -62,13 +70,13 @@ int action_apply(struct daemon *d, struct store_sandbox *sb, const struct action
 		 json_t **ret_record);
 
 /*
- * Records an action done at done_ts (wall ns) that took act_ns to do and confirm_ns to confirm,
- * with its result ("ok", "unconfirmed", "failed: ..."): an action.KIND event and an actions row,
- * in one store operation (ret_record as above).
+ * Records an action done at done_ts (wall ns) that waited queue_ns for the killer thread, took
+ * act_ns to do and confirm_ns to confirm, with its result ("ok", "unconfirmed", "failed: ..."):
+ * an action.KIND event and an actions row, in one store operation (ret_record as above).
  */
 void action_record(struct daemon *d, const struct store_sandbox *sb,
-		   const struct action_request *rq, int64_t done_ts, int64_t act_ns,
-		   int64_t confirm_ns, const char *result, json_t **ret_record);
+		   const struct action_request *rq, int64_t done_ts, int64_t queue_ns,
+		   int64_t act_ns, int64_t confirm_ns, const char *result, json_t **ret_record);
 
 /* The action named name ("freeze", ...), or -EINVAL. */
 int action_kind_from_name(const char *name);

@@ -63,6 +63,7 @@ struct daemon {
 	struct http_events *http_log; /* the L7 proxy's access logs (collectors/http/) */
 	/* The detectors (monitor/verdicts.c). */
 	struct verdicts *verdicts;	/* the detector stage (monitor/verdicts.c) */
+	struct killer *killer;		/* the kill path's real-time thread (monitor/killer.h) */
 	struct hashmap *exec_scopes;	/* "sandbox/step" -> its in-kernel exec confinement */
 	struct hashmap *policies;	/* policy hash -> its text (monitor/policies.c) */
 	struct resumed_steps *resumed;	/* found running at start-up (monitor/adopt.c) */

@@ -33,6 +33,7 @@
 #include "store/store.h"
 #include "timeutil.h"
 #include "unixsock.h"
+#include "killer.h"
 #include "verdicts.h"
 #include "watchdog.h"
 #include "export.h"
@@ -244,6 +245,7 @@ static void on_signal(struct loop *l, int signo, void *data)
 	export_stop(d);
 	lineserver_stop_input(d->trace);
 	lineserver_stop_input(d->control);
+	killer_stop(d); /* what it still confirms is recorded, before the sink stops */
 	/* writer_stop applies everything queued; then the last acks go out. */
 	sink_stop(d->sink);
 	writer_dispatch(d->writer, complete_one, d);
@@ -577,7 +579,9 @@ static int start_core(struct daemon *d)
 	    (r = loop_add(d->loop, writer_fd(d->writer), EPOLLIN, on_writer, d)) < 0 ||
 	    (r = loop_add_timer(d->loop, NSEC_PER_SEC, on_tick, d)) < 0)
 		return log_errno(r, "event loop");
-	/* Every event from here on goes through the detectors. */
+	/* Verdicts act through the kill path's thread; then every event goes through them. */
+	if ((r = killer_start(d)) < 0)
+		return log_errno(r, "the kill path's thread");
 	verdicts_start(d);
 	/* Before the tracer starts: what runs under firebreak/ is watched whatever the store says.
 	 */
@@ -618,6 +622,7 @@ static void stop_all(struct daemon *d)
 	trace_ingest_free(d);
 	control_free(d);
 	metrics_free(d->metrics);
+	killer_stop(d);
 	verdicts_stop(d);
 	adopt_forget_steps(d); /* if the tracer never started */
 	writer_free(d->writer);

@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "detectors/detect.h"
 #include "hashmap.h"
+#include "killer.h"
 #include "lures.h"
 #include "macro.h"
 #include "metrics.h"
@@ -240,7 +241,7 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	struct sandbox_detect *sd = hashmap_get(d->verdicts->detect, pv->sandbox);
 	const struct detect_verdict *v = &pv->v;
 	enum policy_action pa;
-	int kind, create = 0, acted = 0;
+	int kind, create = 0, acted = 0, acted_here = 0, in_flight;
 	struct action_done done;
 	char what[64];
 	int64_t det_id;
@@ -254,40 +255,46 @@ static void handle(struct daemon *d, const struct pending_verdict *pv)
 	       : pa == POLICY_ACTION_QUARANTINE ? ACTION_QUARANTINE
 	       : pa == POLICY_ACTION_FREEZE	? ACTION_FREEZE
 						: -1;
-	if (kind >= 0 && d->cfg->detector_actions && sb->cgroup[0] &&
-	    (strcmp(sb->state, "running") == 0 ||
-	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {
-		action_act(sb, (enum action_kind)kind, &done);
-		acted = 1;
-	}
+	/* One action in flight per sandbox, but a kill is never held back by a freeze. */
+	in_flight = killer_in_flight(d, sb->id);
 	det_id = d->verdicts->next_detection_id++;
 	/* At alert or above: the sandbox's incident opens, or grows. */
 	if (pa >= POLICY_ACTION_ALERT && !sd->incident_id) {
 		sd->incident_id = d->verdicts->next_incident_id++;
 		create = 1;
 	}
+	struct action_request rq = { .kind = (enum action_kind)kind,
+				     .requested_by = v->rule,
+				     .reason = v->reason,
+				     .trigger_ts = v->ts,
+				     .detection_id = det_id,
+				     .incident_id =
+					     pa >= POLICY_ACTION_ALERT ? sd->incident_id : 0 };
+	if (kind >= 0 && d->cfg->detector_actions && sb->cgroup[0] && in_flight != ACTION_KILL &&
+	    (in_flight < 0 || kind == ACTION_KILL) &&
+	    (strcmp(sb->state, "running") == 0 ||
+	     (kind == ACTION_KILL && strcmp(sb->state, "frozen") == 0))) {
+		/* The kill path: the real-time thread writes and confirms; the loop records it when
+		 * it is done. Should the thread be full, the loop acts itself, now. */
+		if (killer_submit(d, sb, &rq) < 0)
+			action_act(sb, (enum action_kind)kind, &done), acted_here = 1;
+		acted = 1;
+	}
 	d->verdicts->verdicts++;
 	if (acted)
 		snprintf(what, sizeof(what), "%s", action_kind_name((enum action_kind)kind));
 	else if (kind >= 0 && !d->cfg->detector_actions)
 		snprintf(what, sizeof(what), "none (detector_actions off)");
+	else if (kind >= 0 && in_flight >= 0)
+		snprintf(what, sizeof(what), "none (a %s is under way)",
+			 action_kind_name((enum action_kind)in_flight));
 	else if (kind >= 0)
 		snprintf(what, sizeof(what), "none (the sandbox is %s)", sb->state);
 	else
 		snprintf(what, sizeof(what), "%s", policy_action_name(pa));
 	record(d, sb, pa >= POLICY_ACTION_ALERT ? sd->incident_id : 0, v, det_id, create, what);
-	if (acted) {
-		struct action_request rq = { .kind = (enum action_kind)kind,
-					     .requested_by = v->rule,
-					     .reason = v->reason,
-					     .trigger_ts = v->ts,
-					     .detection_id = det_id,
-					     .incident_id = pa >= POLICY_ACTION_ALERT
-								    ? sd->incident_id
-								    : 0 };
-
+	if (acted_here)
 		action_finish(d, sb, &rq, &done, NULL);
-	}
 	log_warn("sandbox %s: %s (%s) on step %lld: %s", sb->name, v->rule,
 		 detect_severity_name(v->severity), (long long)v->step, v->reason);
 }

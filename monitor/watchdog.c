@@ -72,7 +72,7 @@ static void recover_one(struct daemon *d, const char *rel, const char *result, c
 			  json_pack("{s:s, s:I, s:I, s:s}", "reason", reason, "since",
 				    (json_int_t)beat_ts, "until", (json_int_t)time_now_ns(),
 				    "watchdog", result));
-	action_record(d, sb, &rq, frozen_ts, frozen_ts - beat_ts, 0, result, NULL);
+	action_record(d, sb, &rq, frozen_ts, 0, frozen_ts - beat_ts, 0, result, NULL);
 	/* Frozen by a verdict or an operator before the outage: that stands. */
 	if (strcmp(sb->state, "running") != 0)
 		return;

@@ -122,9 +122,20 @@ v = [e["fields"] for e in ev if e["kind"] == "verdict"]
 assert [(f["rule"], f["severity"], f["action"]) for f in v] == [("escape.seccomp", "critical", "kill")], v
 a = [e["fields"] for e in ev if e["kind"] == "action.kill"]
 assert len(a) == 1 and a[0]["requested_by"] == "escape.seccomp" and a[0]["result"] == "ok", a
-print("   ptrace refused -> killed: %.2f ms" % (a[0]["latency_ns"] / 1e6))
+# Done by the kill path's thread: handed over (queue_ns), written, confirmed.
+assert 0 < a[0]["queue_ns"] < 1_000_000_000 and a[0]["act_ns"] > 0 and a[0]["confirm_ns"] >= 0, a
+print("   ptrace refused -> killed: %.2f ms (queue %.0f us)" % (a[0]["latency_ns"] / 1e6, a[0]["queue_ns"] / 1e3))
 PY
 ok "the kill names its rule and is recorded"
+# The verdicts' actions went through the real-time thread: the freeze and the kill, both
+# confirmed, none done by the loop for want of the thread.
+"$FB" status --json | python3 -c '
+import json, sys
+k = json.load(sys.stdin)["killer"]
+assert k["realtime"] == 1, k
+assert k["submitted"] == 2 and k["confirmed"] == 2 and k["busy"] == 0 and k["failed"] == 0, k
+' || fail "the kill path's thread is not real-time, or did not do the verdicts' actions"
+ok "the verdicts' freeze and kill ran on the kill path's SCHED_FIFO thread"
 "$FB" ps | grep -w dt2 | grep -qw killed || fail "ps does not say dt2 killed"
 check "destroy dt2" "$FB" destroy dt2
 stop_daemon
