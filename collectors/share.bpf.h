@@ -85,16 +85,23 @@ static __always_inline int share_over(__s64 *share, __u64 *share_ts, __u64 *over
 		s += (__s64)(elapsed * share_rate / 1000000000ULL);
 	if (s > (__s64)share_burst)
 		s = (__s64)share_burst;
-	*share_ts = now;
 	size += 8; /* the ring's own header */
+	/* The bucket before its time, never the other way round: another CPU of the sandbox that
+	 * sees the new time then sees the new bucket (x86 keeps stores in order, and the reader
+	 * loads the time first). The other order, on a fresh entry (bucket 0, time 0), let a second
+	 * CPU read the first one's time with the bucket still at 0 and refuse a record of a sandbox
+	 * that had sent nothing: a false loss, and the sandbox frozen as one the monitor went blind
+	 * to (bench_kill's "missed kill", 1 trial in ~900). */
 	if (s < (__s64)size) {
 		*share = s;
+		*share_ts = now;
 		__sync_fetch_and_add(over, 1);
 		return 1;
 	}
 	/* Refused for want of room, a record is still paid for: a sandbox that floods a starved
 	 * reader stays below half its burst, and so stays out of the reserved half. */
 	*share = s - size;
+	*share_ts = now;
 	if (s < (__s64)(share_burst / 2) &&
 	    bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > share_reserve_at) {
 		__sync_fetch_and_add(over, 1);

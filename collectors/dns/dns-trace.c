@@ -137,7 +137,7 @@ int dns_tracer_watch(struct dns_tracer *t, uint64_t cgid, unsigned level, const 
 		     int on)
 {
 	int fd = bpf_map__fd(t->skel->maps.dns_watched);
-	struct dns_trace_watch zero;
+	struct dns_trace_watch fresh;
 
 	if (level < 1 || level > DNS_TRACE_LEVEL_MAX)
 		return -ERANGE;
@@ -152,8 +152,11 @@ int dns_tracer_watch(struct dns_tracer *t, uint64_t cgid, unsigned level, const 
 		return 0;
 	/* The entry before the hooks: every message through them has its sandbox. Watching again
 	 * keeps the counts: a sandbox's loss is never reset under the reader. */
-	memset(&zero, 0, sizeof(zero));
-	if (bpf_map_update_elem(fd, &cgid, &zero, BPF_NOEXIST) == 0) {
+	memset(&fresh, 0, sizeof(fresh));
+	/* A full bucket from the start (share.bpf.h): the first records of a sandbox that has
+	 * sent nothing are never over its share, on however many CPUs they come at once. */
+	fresh.share = (__s64)t->skel->rodata->share_burst;
+	if (bpf_map_update_elem(fd, &cgid, &fresh, BPF_NOEXIST) == 0) {
 		t->at_level[level]++;
 		set_levels(t);
 	} else if (errno != EEXIST) {

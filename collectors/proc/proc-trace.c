@@ -227,13 +227,25 @@ static void set_levels(struct proc_tracer *t)
 		       &t->skel->data->level_lo, &t->skel->data->level_hi);
 }
 
+uint64_t proc_tracer_watched(const struct proc_tracer *t)
+{
+	uint64_t n = 0;
+
+	for (unsigned l = 0; l <= PROC_TRACE_LEVEL_MAX; l++)
+		n += t->at_level[l];
+	return n;
+}
+
 int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned level,
 		      const char *cgroup_dir, int on)
 {
 	int fd = bpf_map__fd(t->skel->maps.watched), r;
-	struct proc_trace_watch zero;
+	struct proc_trace_watch fresh;
 
-	memset(&zero, 0, sizeof(zero));
+	memset(&fresh, 0, sizeof(fresh));
+	/* A full bucket from the start (share.bpf.h): the first records of a sandbox that has
+	 * sent nothing are never over its share, on however many CPUs they come at once. */
+	fresh.share = (__s64)t->skel->rodata->share_burst;
 
 	if (level < 1 || level > PROC_TRACE_LEVEL_MAX)
 		return -ERANGE;
@@ -246,7 +258,7 @@ int proc_tracer_watch(struct proc_tracer *t, uint64_t sandbox_cgid, unsigned lev
 		return 0;
 	}
 	/* Watching again keeps the counts: a sandbox's loss is never reset under the reader. */
-	if (bpf_map_update_elem(fd, &sandbox_cgid, &zero, BPF_NOEXIST) == 0) {
+	if (bpf_map_update_elem(fd, &sandbox_cgid, &fresh, BPF_NOEXIST) == 0) {
 		t->at_level[level]++;
 		set_levels(t);
 	} else if (errno != EEXIST) {

@@ -24,6 +24,9 @@ void proc_tracer_free(struct proc_tracer *t);
 /* An fd that becomes readable when the ring buffer has passed its wake-up watermark. */
 int proc_tracer_fd(struct proc_tracer *t);
 
+/* How many cgroups it watches now. */
+uint64_t proc_tracer_watched(const struct proc_tracer *t);
+
 /*
  * Starts (on) or stops watching the sandbox whose cgroup has id sandbox_cgid and sits at level
  * (1..PROC_TRACE_LEVEL_MAX; the same on and off); with cgroup_dir (its v2 directory), its sockets
