@@ -203,8 +203,13 @@ int adopt_unwatch(struct daemon *d, const char *name, struct store_sandbox **ret
 	if (!registry_adopted(sb))
 		return *ret_why = "not an adopted cgroup (firebreak destroy ends a sandbox)",
 		       -EINVAL;
+	/* A killed one is still watched until it is let go: its hooks, its entries in the
+	 * tracers' maps (which a bench of 1660 adopted-and-killed cgroups once filled). It stays
+	 * "killed" on record. */
 	if (registry_live(sb))
 		release(d, sb, "unwatched", "sandbox.unwatch");
+	else if (strcmp(sb->state, "killed") == 0 && registry_watched(d->registry, sb->name))
+		release(d, sb, "killed", "sandbox.unwatch");
 	*ret = sb;
 	return 0;
 }
@@ -216,7 +221,10 @@ void adopt_reap(struct daemon *d)
 	size_t pos = 0;
 
 	while ((sb = registry_next(d->registry, &pos))) {
-		if (!registry_live(sb) || !registry_adopted(sb))
+		/* A killed one too: its cgroup removed, what watched it goes as well. */
+		if (!registry_adopted(sb) ||
+		    !(registry_live(sb) || (strcmp(sb->state, "killed") == 0 &&
+					    registry_watched(d->registry, sb->name))))
 			continue;
 		if (cgroup_v2_dir(sb->cgroup, dir, sizeof(dir)) == 0 && access(dir, F_OK) < 0 &&
 		    errno == ENOENT) {

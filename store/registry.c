@@ -307,6 +307,11 @@ int registry_watch_put(struct registry *r, const char *name, uint64_t cgid, unsi
 	return 0;
 }
 
+int registry_watched(struct registry *r, const char *name)
+{
+	return hashmap_get(r->watches, name) != NULL;
+}
+
 int registry_watch_take(struct registry *r, const char *name, uint64_t *ret_cgid,
 			unsigned *ret_level)
 {

@@ -84,6 +84,9 @@ struct store_sandbox *registry_adopted_overlapping(struct registry *r, const cha
 /* Remembers that sandbox name is watched as cgroup cgid at level; 0 or -ENOMEM. */
 int registry_watch_put(struct registry *r, const char *name, uint64_t cgid, unsigned level);
 
+/* Whether sandbox name is watched (its collectors hold it): 1 or 0. */
+int registry_watched(struct registry *r, const char *name);
+
 /* Forgets it: 1 and what was remembered, or 0 if name is not watched. */
 int registry_watch_take(struct registry *r, const char *name, uint64_t *ret_cgid,
 			unsigned *ret_level);

@@ -59,7 +59,7 @@ struct proc_events {
 	size_t n_pending;
 	int paused; /* the ring is not polled: the writer's queue is full */
 	/* Its counters: the fixed ones, then one loss counter per record kind. */
-	struct counter_def counters[5 + PROC_TRACE_KINDS];
+	struct counter_def counters[6 + PROC_TRACE_KINDS];
 	char lost_names[PROC_TRACE_KINDS][32];
 };
 
@@ -542,6 +542,11 @@ static uint64_t pending_now(const void *state)
 	return ((const struct proc_events *)state)->n_pending;
 }
 
+static uint64_t watched_now(const void *state)
+{
+	return proc_tracer_watched(((const struct proc_events *)state)->tracer);
+}
+
 /* The tracer's stages: read from the ring, stored, waiting, dropped, lost in the kernel. */
 static int add_counters(struct proc_events *pe)
 {
@@ -554,6 +559,8 @@ static int add_counters(struct proc_events *pe)
 		  COUNTER_AT(struct proc_events, stored) },
 		{ "pending", COUNTER_GAUGE, "records waiting for their step's report",
 		  .read = pending_now },
+		{ "watched", COUNTER_GAUGE, "sandboxes (cgroups) the tracer watches now",
+		  .read = watched_now },
 		{ "unattributed", COUNTER_TOTAL, "records of a cgroup no sandbox owns (dropped)",
 		  COUNTER_FAMILY_LOST, "unattributed",
 		  COUNTER_AT(struct proc_events, unattributed) },

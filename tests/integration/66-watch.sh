@@ -20,7 +20,7 @@ for c in memory pids; do
 	[ -n "$m" ] && V1DIRS="$V1DIRS $m/$CG"
 done
 remove_cgroups() {
-	for d in "$CGDIR/inner" "$CGDIR" "$V2/$CG-d"; do
+	for d in "$CGDIR/inner" "$CGDIR" "$V2/$CG-d" "$V2/$CG-k"; do
 		[ -d "$d" ] || continue
 		echo 1 >"$d/cgroup.kill" 2>/dev/null
 		for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.05; done
@@ -155,6 +155,26 @@ done
 "$FB" ps | grep ad1 | grep -q destroyed || fail "a vanished cgroup is not marked destroyed: $("$FB" ps)"
 tl_check 'assert any(e["kind"] == "sandbox.gone" for e in ev)' \
 	"an adopted cgroup that vanished is destroyed, with a sandbox.gone event"
+
+# A killed adopted cgroup is let go by unwatch, or when it vanishes: its hooks and the tracers'
+# map entries go with it (a bench that adopted and killed 1660 of them once filled them), and it
+# stays "killed" on record.
+watched() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["proc_trace"]["watched"])'; }
+w0=$(watched)
+for round in unwatch vanish; do
+	mkdir "$V2/$CG-k" || fail "mkdir $CG-k"
+	check "watch ak-$round" "$FB" watch "$CG-k" --name "ak-$round"
+	assert_eq "$(watched)" "$((w0 + 1))" "one more cgroup watched"
+	check "kill ak-$round" "$FB" kill "ak-$round"
+	if [ "$round" = unwatch ]; then
+		check "unwatch the killed ak-$round" "$FB" unwatch "ak-$round"
+		"$FB" ps | grep -w "ak-$round" | grep -qw killed || fail "ak-$round is not killed on record"
+	fi
+	for _ in $(seq 50); do rmdir "$V2/$CG-k" 2>/dev/null && break; sleep 0.05; done
+	for _ in $(seq 40); do [ "$(watched)" = "$w0" ] && break; sleep 0.1; done
+	assert_eq "$(watched)" "$w0" "a killed adopted cgroup is no longer watched ($round)"
+done
+ok "a killed adopted cgroup is let go: by unwatch, and when its cgroup vanishes"
 
 # The start-up scan: the store is replaced while a sandbox runs; the new monitor finds it.
 create_sandbox sc1 "$FB_ROOT/tests/policies/attack.json"
