@@ -17,8 +17,9 @@
 # sandbox alternating within a phase. Round 0 is a warm-up and is discarded; the table shows
 # medians of REPS rounds (default 7) and the range of the per-round ratios.
 #
-# Part c: firebreakd's RSS (VmRSS) and CPU (utime+stime over a WINDOW-second window) idle with
-# no sandbox, and with BC_SANDBOXES (100) sandboxes of tests/policies/bench.json (no egress).
+# Part c: firebreakd's and its watchdog's RSS (VmRSS) and CPU (utime+stime over a WINDOW-second
+# window) idle with no sandbox, and with BC_SANDBOXES (100) sandboxes of tests/policies/bench.json
+# (no egress). BC_REST_ONLY=1 runs part c alone.
 #
 # Needs root and a built tree (make). Everything it makes is in two mktemp directories
 # (/var/tmp/firebreak-collectors.*, /dev/shm/firebreak-collectors.*), its sandboxes are named bc*,
@@ -247,6 +248,7 @@ phase() { # phase on|off ROUND
 	fi
 }
 
+if [ "${BC_REST_ONLY:-0}" = 0 ]; then # BC_REST_ONLY=1: part c alone
 # --- set up: monitor, the watched and the unwatched sandbox --------------------------------------
 echo "bench_collectors: $REPS rounds (+1 warm-up); getppid N=$N_GETPPID, open+close N=$N_OPEN," \
 	"fork+exec N=$N_FORK, tar of $N_FILES files, gcc -c $GCC_SRC"
@@ -326,24 +328,42 @@ echo "firebreakd CPU during the measured phases with it running: ${DAEMON_CPU_PC
 	"($D_CPU_TICKS ticks over $((D_WALL_NS / 1000000)) ms)"
 echo "Other firebreakd processes (not this run's) seen at phase starts: $(awk '{s += $3; if ($3 > m) m = $3} END {printf "max %d, in %d of %d phases", m, 0 + c, NR} $3 > 0 {c++}' "$T/res/others")"
 
-# --- part c: RSS and CPU idle, with 0 and with N_MANY sandboxes ------------------------------------
 destroy "$SBW"
 destroy "$SBU"
+fi
+
+# --- part c: RSS and CPU idle, with 0 and with N_MANY sandboxes ------------------------------------
 stop_daemon
 start_daemon
 sleep 2
 
-window() { # window LABEL: RSS now and CPU over WINDOW seconds
-	local t0 t1 w0 w1 rss
+# The daemon's watchdog: its child run as `firebreakd --watchdog FD`.
+watchdog_pid() {
+	local p
+	for p in $(cat "/proc/$DPID/task/"*/children 2>/dev/null); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- '--watchdog' && { echo "$p"; return; }
+	done
+}
+
+window() { # window LABEL: RSS now and CPU over WINDOW seconds, of firebreakd and of its watchdog
+	local t0 t1 w0 w1 rss wd wt0 wt1 wrss
+	wd=$(watchdog_pid)
+	[ -n "$wd" ] || die "firebreakd has no watchdog"
 	t0=$(cpu_ticks "$DPID")
+	wt0=$(cpu_ticks "$wd")
 	w0=$(date +%s%N)
 	sleep "$WINDOW"
 	t1=$(cpu_ticks "$DPID")
+	wt1=$(cpu_ticks "$wd")
 	w1=$(date +%s%N)
 	rss=$(rss_kb "$DPID")
+	wrss=$(rss_kb "$wd")
 	awk -v l="$1" -v t=$((t1 - t0)) -v w=$((w1 - w0)) -v hz="$(getconf CLK_TCK)" -v rss="$rss" \
+		-v wt=$((wt1 - wt0)) -v wrss="$wrss" \
 		'BEGIN { printf "%-32s VmRSS %7.1f MiB   CPU %4d ticks in %.1f s = %5.2f%% of one CPU\n",
-			 l, rss / 1024, t, w / 1e9, 100 * t / hz / (w / 1e9) }'
+			 l, rss / 1024, t, w / 1e9, 100 * t / hz / (w / 1e9)
+			 printf "%-32s VmRSS %7.1f MiB   CPU %4d ticks = %5.2f%%;  with firebreakd: %.1f MiB\n",
+			 "  its watchdog", wrss / 1024, wt, 100 * wt / hz / (w / 1e9), (rss + wrss) / 1024 }'
 }
 
 echo

@@ -442,32 +442,59 @@ int cgroup_populated(const char *rel)
  * notifies pollers of the file on every change (POLLPRI), so this wakes at the change, not on a
  * sleep's tick. 0, -ETIMEDOUT, or -errno.
  */
-int cgroup_events_open(const char *rel)
+int cgroup_v2_open(const char *rel, const char *file)
 {
 	char path[600];
 	int fd, r;
 
 	if ((r = cgroup_layout(NULL)) < 0)
 		return r;
-	snprintf(path, sizeof(path), "%s/%s/cgroup.events", cg.h[0].mount, rel);
+	snprintf(path, sizeof(path), "%s/%s/%s", cg.h[0].mount, rel, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
-int cgroup_events_has(int fd, const char *key, char want)
+int cgroup_events_open(const char *rel)
 {
-	char buf[256];
+	return cgroup_v2_open(rel, "cgroup.events");
+}
+
+/* The value after "key " in the keyed file open at fd, read into buf: 0 and *ret, or -errno. */
+static int keyed_find(int fd, const char *key, char *buf, size_t size, const char **ret)
+{
 	size_t klen = strlen(key);
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = pread(fd, buf, size - 1, 0);
 
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
 	for (char *line = buf; line && *line;
 	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			return line[klen + 1] == want;
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			*ret = line + klen + 1;
+			return 0;
+		}
 	return -ENODATA;
+}
+
+int cgroup_keyed_u64(int fd, const char *key, uint64_t *ret)
+{
+	char buf[512];
+	const char *v;
+	int r = keyed_find(fd, key, buf, sizeof(buf), &v);
+
+	if (r == 0)
+		*ret = strtoull(v, NULL, 10);
+	return r;
+}
+
+int cgroup_events_has(int fd, const char *key, char want)
+{
+	char buf[256];
+	const char *v;
+	int r = keyed_find(fd, key, buf, sizeof(buf), &v);
+
+	return r < 0 ? r : *v == want;
 }
 
 static int events_wait(const char *rel, const char *key, char want, int timeout_ms)

@@ -84,8 +84,16 @@ int cgroup_frozen(const char *rel);
 /* Waits up to timeout_ms until rel and below hold no process (cgroup.events): 0 or -ETIMEDOUT. */
 int cgroup_wait_empty(const char *rel, int timeout_ms);
 
+/* rel's file in the v2 hierarchy, open for reading (pread it again for a fresh value); fd or
+ * -errno. */
+int cgroup_v2_open(const char *rel, const char *file);
+
 /* rel's cgroup.events, open for reading (poll it for POLLPRI: it changed); fd or -errno. */
 int cgroup_events_open(const char *rel);
+
+/* The value of "key N" in the keyed file open at fd (cpu.stat's "usage_usec"): 0, or -errno
+ * (-ENODATA: no such key in its first 511 bytes). */
+int cgroup_keyed_u64(int fd, const char *key, uint64_t *ret);
 
 /* Whether the cgroup.events open at fd says "key want" now ("populated", '0'): 1, 0, or -errno
  * (-ENODATA: no such key). Reading it is what rearms POLLPRI. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "config.h"
@@ -20,12 +21,24 @@
 #include "timeutil.h"
 #include "store/sink.h"
 
+/*
+ * A sandbox whose cgroup used no CPU since its last sample has nothing new to say (no process of
+ * it ran: no memory, pids or fork of its own changed); it is read in full again only every
+ * IDLE_FULL_ROUNDS rounds (4 s at 250 ms), for what changes without it (io written back for it,
+ * pressure decaying). At rest that is one pread of cpu.stat per sandbox and round.
+ */
+#define IDLE_FULL_ROUNDS 16
+/* A sample not refreshed for this many rounds is of a cgroup that is gone. */
+#define FORGET_ROUNDS (IDLE_FULL_ROUNDS + 2)
+
 /* The last sample of one cgroup, and the round it was last seen in. */
 struct sample {
 	char rel[sizeof(((struct store_sandbox *)0)->cgroup) + 64];
 	struct cgroup_stats st;
 	uint64_t round;
-	pid_t init_pid; /* a sandbox's own cgroup: its init (0: not looked up, -1: none) */
+	uint64_t full_round; /* a sandbox's own cgroup: when it was last read in full */
+	int cpu_fd;	     /* and its v2 cpu.stat, open (-1: not yet, or it failed) */
+	pid_t init_pid;	     /* and its init (0: not looked up, -1: none) */
 };
 
 struct cgroup_collector {
@@ -33,6 +46,7 @@ struct cgroup_collector {
 	struct hashmap *last; /* rel -> struct sample (key inside) */
 	uint64_t round;
 	uint64_t rounds_skipped; /* samples not taken: the store's queue was full */
+	uint64_t idle_skipped;	 /* sandboxes not read in full: no CPU used since their last */
 	int timer_fd;
 };
 
@@ -40,7 +54,17 @@ static const struct counter_def counters[] = {
 	{ "stats_rounds_skipped", COUNTER_TOTAL,
 	  "cgroup samples not taken because the store's queue was full",
 	  COUNTER_AT(struct cgroup_collector, rounds_skipped) },
+	{ "stats_idle_skipped", COUNTER_TOTAL,
+	  "sandbox samples not read in full: its cgroup used no CPU since its last one",
+	  COUNTER_AT(struct cgroup_collector, idle_skipped) },
 };
+
+static void sample_free(struct sample *s)
+{
+	if (s->cpu_fd >= 0)
+		close(s->cpu_fd);
+	free(s);
+}
 
 static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *reg, struct sink *w,
 				   int64_t now_ns);
@@ -125,7 +149,7 @@ void cgroup_collector_free(struct cgroup_collector *c)
 		loop_remove(c->env.loop, c->timer_fd);
 	counters_remove(c->env.counters, c);
 	while (c->last && (v = hashmap_next(c->last, &pos)))
-		free(v);
+		sample_free(v);
 	hashmap_free(c->last);
 	free(c);
 }
@@ -178,6 +202,8 @@ static int sample_one(struct cgroup_collector *c, struct sink *w, const struct s
 		return r == -ENOENT ? 0 : r; /* a step that ended between listing and reading */
 	if (!s) {
 		s = calloc(1, sizeof(*s));
+		if (s)
+			s->cpu_fd = -1;
 		if (!s || strscpy(s->rel, sizeof(s->rel), rel) < 0 ||
 		    hashmap_put(c->last, s->rel, s) < 0) {
 			free(s);
@@ -198,6 +224,24 @@ static int sample_one(struct cgroup_collector *c, struct sink *w, const struct s
 		add_workspace(c, s, sb, f);
 	r = sink_submit_event(w, &op, f);
 	return r < 0 ? r : 1;
+}
+
+/*
+ * Whether the sandbox at rel may be skipped this round: read in full lately, and its cgroup's CPU
+ * time (v2 cpu.stat, kept open) the same as at that read. Its own sample and its steps' stay.
+ */
+static int sandbox_idle(struct cgroup_collector *c, const char *rel)
+{
+	struct sample *s = hashmap_get(c->last, rel);
+	uint64_t usage;
+
+	if (!s || !(s->st.have & CGROUP_HAVE_CPU) || c->round - s->full_round >= IDLE_FULL_ROUNDS)
+		return 0;
+	if (s->cpu_fd < 0 && (s->cpu_fd = cgroup_v2_open(rel, "cpu.stat")) < 0)
+		return 0;
+	if (cgroup_keyed_u64(s->cpu_fd, "usage_usec", &usage) < 0 || usage != s->st.cpu_usage_us)
+		return 0;
+	return 1;
 }
 
 struct steps_ctx {
@@ -238,6 +282,7 @@ static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *
 				   int64_t now_ns)
 {
 	struct store_sandbox *sb;
+	struct sample *s;
 	size_t pos = 0;
 	int queued = 0, r;
 
@@ -247,22 +292,29 @@ static int cgroup_collector_sample(struct cgroup_collector *c, struct registry *
 
 		if (strcmp(sb->state, "running") != 0 || !sb->cgroup[0])
 			continue;
+		if (sandbox_idle(c, sb->cgroup)) {
+			c->idle_skipped++;
+			continue;
+		}
 		/* firebreakd checked the path when the sandbox registered or was adopted. */
 		r = sample_one(c, w, sb, sb->cgroup, EVENT_STEP_NONE, NULL, now_ns);
 		if (r > 0)
 			queued++;
+		if (r >= 0 && (s = hashmap_get(c->last, sb->cgroup)))
+			s->full_round = c->round;
 		/* An adopted cgroup's children are its owner's business, not tool-call steps. */
 		if (registry_adopted(sb))
 			continue;
 		cgroup_list_children(sb->cgroup, sample_step, &x);
 		queued += x.queued;
 	}
-	/* Forget cgroups that are gone (steps ended, sandboxes destroyed). */
+	/* Forget cgroups that are gone (steps ended, sandboxes destroyed): an idle sandbox's
+	 * samples are refreshed at its next full read, at most IDLE_FULL_ROUNDS away. */
 	pos = 0;
-	for (struct sample *s; (s = hashmap_next(c->last, &pos));) {
-		if (s->round != c->round) {
+	while ((s = hashmap_next(c->last, &pos))) {
+		if (s->round + FORGET_ROUNDS <= c->round) {
 			hashmap_remove(c->last, s->rel);
-			free(s);
+			sample_free(s);
 			pos = 0; /* removal reorders the table: start over */
 		}
 	}

@@ -47,5 +47,18 @@ print("   %d samples; step 700 used %.2f CPU s; the sandbox's memory peaked at %
       % (len(stats), (cpu[-1] - cpu[0]) / 1e6, peak >> 20, max(f["workspace_used"] for f in ws) >> 20, ws[-1]["workspace_size"] >> 20))
 PY
 ok "cgroup stats: per step with its tool, CPU growing, pids, the memory peak and the workspace on the sandbox"
+
+# At rest the sandbox is not read in full (its cgroup used no CPU since the last read); once a
+# step runs again, its samples come as before.
+skipped() { "$FB" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["stats_idle_skipped"])'; }
+s0=$(skipped)
+sleep 1
+s1=$(skipped)
+[ "$s1" -ge $((s0 + 5)) ] || fail "an idle sandbox was read in full every period ($s0 -> $s1 skipped)"
+"$FB" exec st1 --tool attack --step 703 -- python3 /workspace/spinner.py 0.6 >/dev/null || fail "spinner"
+sleep 0.3
+"$FB" timeline st1 --json | grep -q '"cgroup":"firebreak/st1/step-703"' ||
+	fail "a step run after the sandbox was idle has no cgroup.stats"
+ok "an idle sandbox costs one read a period ($((s1 - s0)) full reads skipped in 1 s); its next step is sampled"
 check "destroy" "$FB" destroy st1
 stop_daemon
