@@ -180,7 +180,7 @@ static int keeper_wait_listening(const char *gate4, pid_t pid)
 }
 
 /*
- * The keeper, in the gate's netns (gate_keeper_spawn): makes the jail's files, starts dnsmasq in
+ * The keeper, in the gate's netns (gate_keeper_start): makes the jail's files, starts dnsmasq in
  * the jail and returns once it listens; then serves it (keeper_serve) until it exits.
  */
 static int keeper_start(void *arg)

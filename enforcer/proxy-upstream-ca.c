@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 #include "sha256.h"
 
@@ -29,35 +29,6 @@ static int fail(int r, char *err, size_t errlen, const char *what)
 {
 	snprintf(err, errlen, "%s: %s", what, strerror(-r));
 	return r;
-}
-
-/* The bundle, whole, into a buffer of the caller's to free: 0 or -errno. */
-static int read_bundle(const char *path, char **ret, size_t *ret_len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 256 << 10;
-	char *buf = NULL;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	do {
-		char *b;
-
-		if (len == cap && (cap *= 2) > BUNDLE_MAX)
-			n = -1, errno = EFBIG;
-		else if (!(b = realloc(buf, cap)))
-			n = -1, errno = ENOMEM;
-		else if ((n = read(fd, (buf = b) + len, cap - len)) > 0)
-			len += (size_t)n;
-	} while (n > 0);
-	if (n < 0) {
-		free(buf);
-		return -errno;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
 }
 
 /* A directory of plain files (ours, half made), gone. */
@@ -116,7 +87,7 @@ int proxy_upstream_ca_dir(const struct config *cfg, char *dir, size_t size, char
 	size_t len = 0;
 	int r;
 
-	if ((r = read_bundle(cfg->gate_proxy_upstream_ca, &pem, &len)) < 0)
+	if ((r = file_read_all(cfg->gate_proxy_upstream_ca, BUNDLE_MAX, &pem, &len)) < 0)
 		return fail(r, err, errlen, cfg->gate_proxy_upstream_ca);
 	sha256_digest(pem, len, digest);
 	if ((size_t)snprintf(parent, sizeof(parent), "%s/" PROXY_CA_DIR "/" UPSTREAM_DIR,

@@ -2,7 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -62,4 +65,32 @@ int file_write_text(const char *path, const char *text)
 	r = write(fd, text, len) == (ssize_t)len ? 0 : errno ? -errno : -EIO;
 	close(fd);
 	return r;
+}
+
+int file_read_all(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		r = -EINVAL;
+	else if (!(buf = malloc((size_t)st.st_size + 1)))
+		r = -ENOMEM;
+	else if (read(fd, buf, (size_t)st.st_size) != st.st_size)
+		r = -EIO;
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[st.st_size] = '\0';
+	*ret = buf;
+	*ret_len = (size_t)st.st_size;
+	return 0;
 }

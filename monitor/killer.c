@@ -23,7 +23,6 @@
 enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_ACTIVE, SLOT_DONE };
 
 struct killer {
-	struct daemon *d;
 	pthread_t thread;
 	int started;
 	int req_efd;	      /* the loop -> the thread: a job is queued, or stop */
@@ -241,7 +240,6 @@ int killer_start(struct daemon *d)
 
 	if (!k)
 		return -ENOMEM;
-	k->d = d;
 	k->req_efd = k->done_efd = -1;
 	pthread_mutex_init(&k->lock, NULL);
 	for (int i = 0; i < KILLER_JOBS_MAX; i++)

@@ -52,7 +52,8 @@ int killer_start(struct daemon *d);
 int killer_submit(struct daemon *d, const struct store_sandbox *sb,
 		  const struct action_request *rq);
 
-/* Whether an action on sandbox id is in flight (the loop sends none twice). */
+/* The kind of action in flight on sandbox id (a kill, if one is), or -1: the loop sends none
+ * twice, and holds no kill back behind a freeze. */
 int killer_in_flight(struct daemon *d, int64_t sandbox_id);
 
 /* Waits for what is in flight, records it, and stops the thread. */

@@ -15,6 +15,7 @@
 
 #include "http-child.h"
 #include "log.h"
+#include "fileio.h"
 #include "macro.h"
 
 #define WEB_FILE_MAX (1 << 20)
@@ -40,27 +41,6 @@ static void web_dir(const struct config *cfg, char *out, size_t size)
 	strscpy(out, size, "/usr/share/firebreak/web");
 }
 
-static int read_file(const char *path, char **ret, size_t *ret_len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *buf;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > WEB_FILE_MAX)
-		return -EINVAL;
-	if (!(buf = malloc((size_t)st.st_size + 1)))
-		return -ENOMEM;
-	if (read(fd, buf, (size_t)st.st_size) != st.st_size) {
-		free(buf);
-		return -EIO;
-	}
-	*ret = buf;
-	*ret_len = (size_t)st.st_size;
-	return 0;
-}
-
 void http_web_load(struct http_child *hc)
 {
 	static const struct web_file files[WEB_FILES] = {
@@ -75,7 +55,7 @@ void http_web_load(struct http_child *hc)
 	for (int i = 0; i < WEB_FILES; i++) {
 		hc->web[i] = files[i];
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i].name);
-		if ((r = read_file(path, &hc->web[i].data, &hc->web[i].len)) < 0)
+		if ((r = file_read_all(path, WEB_FILE_MAX, &hc->web[i].data, &hc->web[i].len)) < 0)
 			log_warn_errno(r, "web page: %s (the API works without it)", path);
 	}
 }
