@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	if ((r = file_notify_new(0, &n)) < 0 ||
-	    (r = file_notify_mark_sandbox(n, (pid_t)strtol(argv[1], NULL, 10))) < 0) {
+	    (r = file_notify_mark_sandbox(n, (pid_t)strtol(argv[1], NULL, 10), NULL)) < 0) {
 		fprintf(stderr, "bench_file_floor: %s\n", strerror(-r));
 		return 1;
 	}

@@ -328,6 +328,12 @@ static const struct config_key keys[] = {
 	{ "file_events", set_switch, FIELD(file_events), .words = { "on", "off" }, .def = "on",
 	  .help = "`off`: no fanotify marks on the sandboxes' mounts, no file events (for "
 		  "measuring what they cost)" },
+	{ "file_groups_max", set_uint, FIELD(file_groups_max), 0, 65536, .def = "0",
+	  .help = "fanotify group pairs the file collector makes: each sandbox has one of its own "
+		  "until then, later ones share the least used (a shared pair's queue overflowing "
+		  "is loss for each of its sandboxes). 0: half of what "
+		  "/proc/sys/fs/fanotify/max_user_groups allows, less 16 left to others "
+		  "(docs/collectors.md)" },
 	{ "proc_ring_size", set_power_of_two, FIELD(proc_ring_size), 4096, 1ULL << 30,
 	  .def = "4194304",
 	  .help = "bytes of the process tracer's ring buffer (a power of two, 4096 at least); what "
@@ -372,6 +378,10 @@ static const struct config_key keys[] = {
 	  .help = "the NFLOG group of the gate's denied packets" },
 	{ "trace_clients_max", set_uint, FIELD(trace_clients_max), 1, 65536, .def = "256",
 	  .help = "trace socket clients at once" },
+	{ "control_clients_max", set_uint, FIELD(control_clients_max), 16, 65536, .def = "4096",
+	  .help = "control socket clients at once: every sandbox's exec launcher holds one for its "
+		  "step records, so this bounds the sandboxes that can run tool calls, beside the "
+		  "commands' own short connections" },
 	{ "trace_idle_timeout", set_duration, FIELD(trace_idle_timeout_ns), 1, .def = "300s",
 	  .help = "a trace client with no complete line for this long is closed" },
 	{ "trace_stall_timeout", set_duration, FIELD(trace_stall_timeout_ns), 1, .def = "30s",

@@ -61,18 +61,21 @@ struct config {
 	uint64_t retention_max_bytes; /* 0 = no cap */
 	int64_t retention_interval_ns;
 	unsigned trace_clients_max;
+	unsigned control_clients_max;	  /* each sandbox's launcher holds one */
 	int64_t trace_idle_timeout_ns;	  /* a client that sends no line for this long is closed */
 	int64_t trace_stall_timeout_ns;	  /* a client that reads no ack for this long is closed */
 	uint64_t trace_reply_buffer_max;  /* unread acks beyond this pause reading that client */
 	int64_t trace_request_timeout_ns; /* a line begun and not finished this long: closed */
 	unsigned socket_clients_per_uid_max; /* one non-root uid's clients per socket */
 	int64_t stats_period_ns;	     /* cgroup stats sampling (0 = off) */
-	uint64_t proc_ring_size;      /* the process tracer's ring buffer, bytes (power of 2) */
-	uint64_t proc_sandbox_rate;   /* bytes a second of it each sandbox may fill (0: no limit) */
-	uint64_t dns_ring_size;	      /* the DNS tracer's, the same */
-	uint64_t dns_sandbox_rate;    /* bytes a second of it each sandbox may fill (0: no limit) */
-	int detector_actions;	      /* verdicts freeze and kill (on), or are only recorded */
-	int file_events;	      /* the file collector marks sandboxes' mounts (on) */
+	uint64_t proc_ring_size;    /* the process tracer's ring buffer, bytes (power of 2) */
+	uint64_t proc_sandbox_rate; /* bytes a second of it each sandbox may fill (0: no limit) */
+	uint64_t dns_ring_size;	    /* the DNS tracer's, the same */
+	uint64_t dns_sandbox_rate;  /* bytes a second of it each sandbox may fill (0: no limit) */
+	int detector_actions;	    /* verdicts freeze and kill (on), or are only recorded */
+	int file_events;	    /* the file collector marks sandboxes' mounts (on) */
+	uint64_t file_groups_max; /* fanotify group pairs before sandboxes share (0: from the limit)
+				   */
 	char gate_outside_netns[64];  /* where the gate's outside link goes ("" = offline) */
 	char gate_uplink[16];	      /* or: a host interface the gate reaches by NAT */
 	unsigned gate_nflog_group;    /* NFLOG group of the gate's denied packets */

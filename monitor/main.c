@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -293,7 +294,7 @@ static int start_servers(struct daemon *d)
 	cc.name = "control";
 	cc.id = LINESERVER_CONTROL;
 	cc.line_max = FB_CONTROL_MSG_MAX;
-	cc.clients_max = 64;
+	cc.clients_max = d->cfg->control_clients_max;
 	if ((fd = listen_socket(d, FB_TRACE_SOCKET)) < 0)
 		return fd;
 	if ((r = lineserver_new(d->loop, d->writer, fd, &tc, &trace_ingest_ops, d, &d->trace)) <
@@ -482,6 +483,25 @@ static int run_helper(int argc, char **argv, struct config *cfg)
 static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
 
 /*
+ * Descriptors up to the hard limit: each sandbox holds a dozen here (its launcher's connection,
+ * its mounts' marks, its cgroup files, its hooks' links), and a soft limit of 1024, the default
+ * for select()'s sake, would end the watching near the 80th; firebreakd uses epoll only.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	rlim_t was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	was = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("open files limit stays %llu: %s", (unsigned long long)was,
+			 strerror(errno));
+}
+
+/*
  * The process itself: signals blocked before any thread starts (only the loop's signalfd ever
  * receives them), detached unless in the foreground, logging set up, its group found. 0 and
  * *ret_ready_fd, the fd to report readiness on (-1: none), or -errno (logged).
@@ -506,6 +526,7 @@ static int begin_process(struct daemon_self *self, int foreground, int *ret_read
 	}
 	self->started_ns = time_now_ns();
 	self->group = (gr = getgrnam(FB_GROUP)) ? gr->gr_gid : (gid_t)-1;
+	raise_fd_limit();
 	*ret_ready_fd = ready_fd;
 	return 0;
 }

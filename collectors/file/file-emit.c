@@ -392,10 +392,20 @@ static int aggregate(struct file_events *fe, const struct attribution *a, const 
 	return r != 0;
 }
 
+/* An overflow of group g: any of its sandboxes' events may be the lost ones. */
+static void overflowed(struct file_events *fe, const struct file_group *g)
+{
+	fe->overflows++;
+	for (size_t i = 0; i < fe->n_watches; i++)
+		if (fe->watches[i]->group == g)
+			fe->watches[i]->overflows++;
+}
+
 void file_emit_note(const struct file_note *note, void *data)
 {
-	struct file_watch *w = data;
-	struct file_events *fe = w->fe;
+	struct file_group *g = data;
+	struct file_events *fe = g->fe;
+	struct file_watch *w = note->owner;
 	struct attribution a;
 	struct writer_op op;
 	struct statx st;
@@ -404,18 +414,21 @@ void file_emit_note(const struct file_note *note, void *data)
 	int32_t peeked;
 	int64_t now = time_now_ns();
 
+	if (note->op == FILE_OP_OVERFLOW) {
+		overflowed(fe, g);
+		return;
+	}
 	if (note->op == FILE_OP_LINK_COUNT) {
 		fe->link_count++;
+		return;
+	}
+	if (!w) { /* through marks whose sandbox is no longer watched */
+		fe->departed++;
 		return;
 	}
 	if (note->op == FILE_OP_UNRESOLVED) {
 		w->unresolved++;
 		fe->unresolved++;
-		return;
-	}
-	if (note->op == FILE_OP_OVERFLOW) {
-		w->overflows++;
-		fe->overflows++;
 		return;
 	}
 	if (note->pid == fe->self || !attribute(fe, w, note, now, &a))

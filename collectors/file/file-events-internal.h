@@ -13,11 +13,23 @@
 struct file_agg;
 struct hashmap;
 
-/* One watched sandbox: its two fanotify groups and what it lost since it was last reported. */
+/*
+ * A pair of fanotify groups and how many watches have their marks in it: one while the kernel
+ * gives each sandbox a pair of its own (then one sandbox's flood overflows only its own queue),
+ * more once the collector's share of the kernel's group limit is used (file-events.c).
+ */
+struct file_group {
+	struct file_events *fe;
+	struct file_notify *notify;
+	size_t members;
+	int paused[FILE_NOTIFY_GROUPS]; /* not watched until the batch timer fires */
+};
+
+/* One watched sandbox: its group and what it lost since it was last reported. */
 struct file_watch {
 	struct file_events *fe;
 	char sandbox[FB_NAME_MAX + 1];
-	struct file_notify *notify;
+	struct file_group *group;
 	uint64_t overflows;  /* the kernel's queue overflowed (each time at least one event) */
 	uint64_t store_full; /* events dropped: the store's queue was full */
 	uint64_t overflows_seen, store_full_seen;
@@ -28,7 +40,6 @@ struct file_watch {
 	uint64_t unresolved; /* events whose directory was gone before they were read */
 	uint64_t unresolved_seen;
 	int64_t loss_since;
-	int paused[FILE_NOTIFY_GROUPS]; /* not watched until the batch timer fires */
 	struct hashmap *mtimes; /* "dev:ino" -> struct file_mtime: mtimes reported as rewritten */
 };
 
@@ -67,6 +78,9 @@ struct file_events {
 	struct collector_env env;
 	struct file_watch **watches;
 	size_t n_watches;
+	struct file_group **groups;
+	size_t n_groups;
+	size_t groups_max; /* group pairs made before sandboxes share them */
 	struct file_agg *agg;
 	int timer_fd;
 	int batch_fd; /* one-shot: when the paused groups are watched again */
@@ -77,10 +91,11 @@ struct file_events {
 	/* counters */
 	uint64_t stored, summaries, summarized, by_group, outside, unresolved, unattributed;
 	uint64_t overflows, store_full, agg_full, watched, watch_failed, read_errors, proc_gone;
-	uint64_t link_count;
+	uint64_t link_count, shared, departed;
+	uint64_t groups_open; /* gauge: group pairs */
 };
 
-/* Turns one note of watch w into an event (or a count); file-emit.c. */
+/* Turns one note of group data into an event of its watch (or a count); file-emit.c. */
 void file_emit_note(const struct file_note *note, void *data);
 
 /* Stores one summary the aggregation flushed; data is the collector. */

@@ -65,8 +65,19 @@ static const struct counter_def counters[] = {
 	  COUNTER_AT(struct file_events, agg_full) },
 	{ "watched", COUNTER_TOTAL, "sandboxes whose mounts were marked",
 	  COUNTER_AT(struct file_events, watched) },
-	{ "watch_failed", COUNTER_TOTAL, "sandboxes whose mounts could not be marked",
+	{ "watch_failed", COUNTER_TOTAL,
+	  "sandboxes whose mounts could not be marked (each stored a monitor.loss: not trusted)",
 	  COUNTER_AT(struct file_events, watch_failed) },
+	{ "shared", COUNTER_TOTAL,
+	  "sandboxes whose marks went into a group another sandbox has (the collector's share of "
+	  "the kernel's fanotify group limit was used)",
+	  COUNTER_AT(struct file_events, shared) },
+	{ "groups", COUNTER_GAUGE,
+	  "fanotify group pairs open (one per sandbox until they are shared)",
+	  COUNTER_AT(struct file_events, groups_open) },
+	{ "departed", COUNTER_TOTAL,
+	  "file events of a sandbox no longer watched (queued before its marks went; not stored)",
+	  COUNTER_AT(struct file_events, departed) },
 	{ "unattributed", COUNTER_TOTAL, "file events of no known sandbox", COUNTER_FAMILY_LOST,
 	  "file_unattributed", COUNTER_AT(struct file_events, unattributed) },
 	{ "overflows", COUNTER_TOTAL,
@@ -150,23 +161,34 @@ static void report_loss(struct file_events *fe, struct file_watch *w)
 
 /*
  * Reads one group until it is empty, or for at most max buffers (the loop calls again). A failed
- * read lost the event it could not report (the kernel drops it): counted.
+ * read lost the event it could not report (the kernel drops it): counted against each sandbox
+ * whose marks are in the group, since it may have been any of theirs (fail closed).
  */
-static void read_group(struct file_events *fe, struct file_watch *w, int which, int max)
+static void read_group(struct file_events *fe, struct file_group *g, int which, int max)
 {
 	for (int i = 0; i < max; i++) {
 		int r;
 
-		if ((r = file_notify_read(w->notify, which, file_emit_note, w)) == 0)
+		if ((r = file_notify_read(g->notify, which, file_emit_note, g)) == 0)
 			return;
-		if (r == -ESRCH && which == FILE_GROUP_PROC) {
-			w->proc_gone++;
+		if (r > 0)
+			continue;
+		if (r == -ESRCH && which == FILE_GROUP_PROC)
 			fe->proc_gone++;
-		} else if (r < 0) {
-			w->read_errors++;
+		else
 			fe->read_errors++;
-			log_debug("file events of %s: read: %s", w->sandbox, strerror(-r));
+		for (size_t k = 0; k < fe->n_watches; k++) {
+			struct file_watch *w = fe->watches[k];
+
+			if (w->group != g)
+				continue;
+			if (r == -ESRCH && which == FILE_GROUP_PROC)
+				w->proc_gone += g->members == 1; /* not loss: whose is not known */
+			else
+				w->read_errors++;
 		}
+		if (!(r == -ESRCH && which == FILE_GROUP_PROC))
+			log_debug("file events: read: %s", strerror(-r));
 	}
 }
 
@@ -192,29 +214,29 @@ static void on_batch(struct loop *l, int fd, uint32_t events, void *data)
 	if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_debug("file events: batch timer: %s", strerror(errno));
 	fe->batch_armed = 0;
-	for (size_t i = 0; i < fe->n_watches; i++) {
-		struct file_watch *w = fe->watches[i];
+	for (size_t i = 0; i < fe->n_groups; i++) {
+		struct file_group *g = fe->groups[i];
 
-		for (int g = 0; g < FILE_NOTIFY_GROUPS; g++) {
-			if (!w->paused[g])
+		for (int k = 0; k < FILE_NOTIFY_GROUPS; k++) {
+			if (!g->paused[k])
 				continue;
-			w->paused[g] = 0;
-			loop_modify(l, file_notify_fd(w->notify, g), EPOLLIN);
+			g->paused[k] = 0;
+			loop_modify(l, file_notify_fd(g->notify, k), EPOLLIN);
 		}
 	}
 }
 
 static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 {
-	struct file_watch *w = data;
-	struct file_events *fe = w->fe;
+	struct file_group *grp = data;
+	struct file_events *fe = grp->fe;
 	struct itimerspec its = { .it_value = { 0, BATCH_NS } };
 
 	(void)events;
 	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++) {
-		if (fd != file_notify_fd(w->notify, g))
+		if (fd != file_notify_fd(grp->notify, g))
 			continue;
-		read_group(fe, w, g, READS_PER_WAKE);
+		read_group(fe, grp, g, READS_PER_WAKE);
 		/*
 		 * /proc's group is a trickle, and read at once: a process reading its own /proc/N
 		 * files and exiting within the pause would have no pidfd left to tell its own
@@ -222,7 +244,7 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 		 */
 		if (g == FILE_GROUP_PROC || fe->batch_fd < 0 || loop_modify(l, fd, 0) < 0)
 			continue; /* no timer: read at every wake-up */
-		w->paused[g] = 1;
+		grp->paused[g] = 1;
 		if (!fe->batch_armed && timerfd_settime(fe->batch_fd, 0, &its, NULL) == 0)
 			fe->batch_armed = 1;
 		else if (!fe->batch_armed)
@@ -243,6 +265,28 @@ static void on_tick(struct loop *l, uint64_t n, void *data)
 	}
 }
 
+/*
+ * How many group pairs to make before sandboxes share them: the kernel's per-user limit of
+ * groups (root's, which every fanotify user of the host's root shares: the lure collector, a
+ * host's own tools) halved, less a reserve left to them. A shared pair's queue is shared: a flood
+ * in one of its sandboxes that overflows it is loss for all of them.
+ */
+#define GROUPS_RESERVED 16
+static size_t groups_max(const struct config *cfg)
+{
+	FILE *f;
+	long limit = 0;
+
+	if (cfg->file_groups_max)
+		return cfg->file_groups_max;
+	if (!(f = fopen("/proc/sys/fs/fanotify/max_user_groups", "re")))
+		return SIZE_MAX; /* an older kernel: until fanotify_init refuses */
+	if (fscanf(f, "%ld", &limit) != 1)
+		limit = 0;
+	fclose(f);
+	return limit > 2 * GROUPS_RESERVED + 2 ? (size_t)(limit - GROUPS_RESERVED) / 2 : 1;
+}
+
 int file_events_new(const struct collector_env *env, struct file_events **ret)
 {
 	struct file_events *fe = calloc(1, sizeof(*fe));
@@ -255,6 +299,7 @@ int file_events_new(const struct collector_env *env, struct file_events **ret)
 	fe->env = *env;
 	fe->self = getpid();
 	fe->timer_fd = -1;
+	fe->groups_max = groups_max(env->cfg);
 	if ((fe->batch_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0 ||
 	    loop_add(env->loop, fe->batch_fd, EPOLLIN, on_batch, fe) < 0) {
 		r = -errno;
@@ -277,6 +322,77 @@ int file_events_new(const struct collector_env *env, struct file_events **ret)
 	return 0;
 }
 
+static void group_free(struct file_events *fe, struct file_group *g)
+{
+	for (size_t i = 0; i < fe->n_groups; i++) {
+		if (fe->groups[i] != g)
+			continue;
+		fe->groups[i] = fe->groups[--fe->n_groups];
+		fe->groups_open--;
+		break;
+	}
+	for (int k = 0; k < FILE_NOTIFY_GROUPS; k++)
+		loop_remove(fe->env.loop, file_notify_fd(g->notify, k));
+	file_notify_free(g->notify);
+	free(g);
+}
+
+/* A new pair of groups, watched by the loop; 0 and *ret, or -errno (EMFILE: the kernel's limit). */
+static int group_new(struct file_events *fe, struct file_group **ret)
+{
+	struct file_group *g = calloc(1, sizeof(*g));
+	struct file_group **v;
+	int r, k;
+
+	if (!g || !(v = realloc(fe->groups, (fe->n_groups + 1) * sizeof(*v)))) {
+		free(g);
+		return -ENOMEM;
+	}
+	fe->groups = v;
+	g->fe = fe;
+	if ((r = file_notify_new(0, &g->notify)) < 0) {
+		free(g);
+		return r;
+	}
+	for (k = 0; k < FILE_NOTIFY_GROUPS; k++) {
+		if ((r = loop_add(fe->env.loop, file_notify_fd(g->notify, k), EPOLLIN, on_ready,
+				  g)) < 0) {
+			while (k--)
+				loop_remove(fe->env.loop, file_notify_fd(g->notify, k));
+			file_notify_free(g->notify);
+			free(g);
+			return r;
+		}
+	}
+	fe->groups[fe->n_groups++] = g;
+	fe->groups_open++;
+	*ret = g;
+	return 0;
+}
+
+/*
+ * The group a new watch's marks go into: a pair of its own while the collector's share of the
+ * kernel's limit lasts (and the kernel gives one), else the pair the fewest sandboxes share.
+ */
+static int group_for(struct file_events *fe, struct file_group **ret)
+{
+	struct file_group *least = NULL;
+	int r = -EMFILE;
+
+	if (fe->n_groups < fe->groups_max && (r = group_new(fe, ret)) == 0)
+		return 0;
+	if (r != -EMFILE && r != -ENFILE && r != -ENOMEM)
+		return r;
+	for (size_t i = 0; i < fe->n_groups; i++)
+		if (!least || fe->groups[i]->members < least->members)
+			least = fe->groups[i];
+	if (!least)
+		return r;
+	fe->shared++;
+	*ret = least;
+	return 0;
+}
+
 static void watch_free(struct file_events *fe, struct file_watch *w)
 {
 	size_t pos = 0;
@@ -287,19 +403,22 @@ static void watch_free(struct file_events *fe, struct file_watch *w)
 	while (w->mtimes && (v = hashmap_next(w->mtimes, &pos)))
 		free(v);
 	hashmap_free(w->mtimes);
-	if (w->notify) {
-		for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
-			loop_remove(fe->env.loop, file_notify_fd(w->notify, g));
+	if (w->group) {
+		file_notify_unmark(w->group->notify, w);
+		if (--w->group->members == 0)
+			group_free(fe, w->group);
 	}
-	file_notify_free(w->notify);
 	free(w);
 }
 
-/* Drains w, flushes every summary (its step may have ended), reports its loss, then frees it. */
+/*
+ * Drains w's group, flushes every summary (its step may have ended), reports its loss, then frees
+ * it: its marks go, and its group with it if no other sandbox shares it.
+ */
 static void watch_stop(struct file_events *fe, struct file_watch *w)
 {
 	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
-		read_group(fe, w, g, DRAIN_MAX);
+		read_group(fe, w->group, g, DRAIN_MAX);
 	file_agg_flush(fe->agg, INT64_MAX, file_emit_summary, fe);
 	report_loss(fe, w);
 	report_proc_gone(fe, w);
@@ -310,8 +429,14 @@ void file_events_free(struct file_events *fe)
 {
 	if (!fe)
 		return;
-	while (fe->n_watches)
-		watch_stop(fe, fe->watches[--fe->n_watches]);
+	while (fe->n_watches) {
+		struct file_watch *w = fe->watches[--fe->n_watches];
+
+		watch_stop(fe, w);
+	}
+	while (fe->n_groups) /* none: each went with its last watch */
+		group_free(fe, fe->groups[0]);
+	free(fe->groups);
 	free(fe->watches);
 	if (fe->timer_fd >= 0)
 		loop_remove(fe->env.loop, fe->timer_fd);
@@ -322,29 +447,27 @@ void file_events_free(struct file_events *fe)
 	free(fe);
 }
 
-static int watch_add(struct file_events *fe, struct file_watch *w)
+/*
+ * A sandbox the collector cannot see into is not trusted: a monitor.loss of it, judged blind
+ * (what its policy's on_lost_events says: freeze by default).
+ */
+static void report_unwatched(struct file_events *fe, const struct store_sandbox *sb, int err)
 {
-	struct file_watch **v = realloc(fe->watches, (fe->n_watches + 1) * sizeof(*v));
-	int r;
+	struct store_sandbox *s = registry_find(fe->env.registry, sb->name);
+	struct writer_op op;
 
-	if (!v)
-		return -ENOMEM;
-	fe->watches = v;
-	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++) {
-		if ((r = loop_add(fe->env.loop, file_notify_fd(w->notify, g), EPOLLIN, on_ready,
-				  w)) < 0) {
-			while (g--)
-				loop_remove(fe->env.loop, file_notify_fd(w->notify, g));
-			return r;
-		}
-	}
-	fe->watches[fe->n_watches++] = w;
-	return 0;
+	if (!s)
+		return;
+	writer_event_init(&op, s, time_now_ns(), EVENT_STEP_NONE, NULL, EVENT_SOURCE_MONITOR,
+			  "monitor.loss");
+	sink_submit_event(fe->env.sink, &op,
+			  json_pack("{s:s, s:b, s:s}", "stage", "file events", "unwatched", 1,
+				    "error", strerror(-err)));
 }
 
 int file_events_watch(struct file_events *fe, const struct store_sandbox *sb)
 {
-	struct file_watch *w;
+	struct file_watch *w, **v;
 	pid_t init;
 	int r;
 
@@ -361,23 +484,36 @@ int file_events_watch(struct file_events *fe, const struct store_sandbox *sb)
 	w->fe = fe;
 	w->loss_since = time_now_ns();
 	snprintf(w->sandbox, sizeof(w->sandbox), "%s", sb->name);
-	if ((r = hashmap_new(&w->mtimes)) < 0 || (r = file_notify_new(0, &w->notify)) < 0 ||
-	    (r = file_notify_mark_sandbox(w->notify, init)) < 0 || (r = watch_add(fe, w)) < 0) {
-		fe->watch_failed++;
-		watch_free(fe, w);
-		return log_errno(r, "file events of %s", sb->name);
+	if ((r = hashmap_new(&w->mtimes)) < 0 ||
+	    !(v = realloc(fe->watches, (fe->n_watches + 1) * sizeof(*v))) ||
+	    (r = group_for(fe, &w->group)) < 0) {
+		r = r < 0 ? r : -ENOMEM;
+		goto fail;
 	}
+	fe->watches = v;
+	w->group->members++;
+	if ((r = file_notify_mark_sandbox(w->group->notify, init, w)) < 0)
+		goto fail;
+	fe->watches[fe->n_watches++] = w;
 	fe->watched++;
 	return 0;
+fail:
+	fe->watch_failed++;
+	watch_free(fe, w);
+	log_errno(r, "file events of %s: not watched, so not trusted", sb->name);
+	report_unwatched(fe, sb, r);
+	return r;
 }
 
 void file_events_unwatch(struct file_events *fe, const struct store_sandbox *sb)
 {
 	for (size_t i = 0; fe && i < fe->n_watches; i++) {
-		if (strcmp(fe->watches[i]->sandbox, sb->name) != 0)
+		struct file_watch *w = fe->watches[i];
+
+		if (strcmp(w->sandbox, sb->name) != 0)
 			continue;
-		watch_stop(fe, fe->watches[i]);
 		fe->watches[i] = fe->watches[--fe->n_watches];
+		watch_stop(fe, w);
 		return;
 	}
 }
@@ -389,7 +525,7 @@ void file_events_step_end(struct file_events *fe, const char *sandbox)
 	if (!w)
 		return;
 	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++)
-		read_group(fe, w, g, DRAIN_MAX);
+		read_group(fe, w->group, g, DRAIN_MAX);
 	file_agg_flush(fe->agg, INT64_MIN, file_emit_summary, fe);
 	file_pids_clear(fe);
 }

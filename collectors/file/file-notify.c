@@ -32,20 +32,33 @@ struct fanotify_event_info_pidfd {
 /* Closes and exec opens; what the file system group also asks for: the directory entries. */
 #define MASK_ACCESS (FAN_CLOSE_WRITE | FAN_CLOSE_NOWRITE | FAN_OPEN_EXEC)
 #define MASK_DIRENT (MASK_ACCESS | FAN_CREATE | FAN_DELETE | FAN_ATTRIB | FAN_ONDIR)
-#define DIRS_MAX 64 /* directories whose path and descriptor are kept, per sandbox */
-#define FS_MAX 8    /* file systems marked per sandbox: /workspace, /tmp, /dev/shm, home */
+#define DIRS_MAX 64 /* directories whose path and descriptor are kept, per group */
 #define READ_BUF 65536
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U /* 6.8: a mount's id that is never reused */
+#endif
 
+/* A file system marked in the file system group, and whose it is. */
 struct fs_slot {
-	int mount_fd; /* a directory of the file system, for open_by_handle_at */
-	fsid_t fsid;
+	int mount_fd; /* a directory of the file system, for open_by_handle_at and the unmark */
+	fsid_t fsid;  /* what its events carry: each tmpfs instance has its own */
+	void *owner;
+};
+
+/* A mount marked in the /proc group, and whose it is. */
+struct mount_slot {
+	uint64_t mnt_id; /* what the event's descriptor's statx says */
+	void *owner;
 };
 
 struct file_notify {
-	int fd[FILE_NOTIFY_GROUPS]; /* access on own mounts, dirent (dfid+name), access on /proc */
-	uint64_t rename_mask;	    /* FAN_RENAME, or FAN_MOVED_FROM|FAN_MOVED_TO where refused */
-	struct fs_slot fs[FS_MAX];
-	int n_fs;
+	int fd[FILE_NOTIFY_GROUPS];
+	uint64_t rename_mask; /* FAN_RENAME, or FAN_MOVED_FROM|FAN_MOVED_TO where refused */
+	struct fs_slot *fs;
+	size_t n_fs, fs_cap;
+	struct mount_slot *mounts;
+	size_t n_mounts, mounts_cap;
+	size_t last_fs;	      /* the slot the last event was of: events come in runs */
 	struct hashmap *dirs; /* handle (hex) -> struct dir_entry: resolved once, not per event */
 	int32_t count_pid;    /* the pid of the link count event just read, or 0 */
 	char buf[READ_BUF] __attribute__((aligned(8)));
@@ -96,8 +109,10 @@ void file_notify_free(struct file_notify *n)
 	for (int i = 0; i < FILE_NOTIFY_GROUPS; i++)
 		if (n->fd[i] > 0)
 			close(n->fd[i]);
-	for (int i = 0; i < n->n_fs; i++)
+	for (size_t i = 0; i < n->n_fs; i++)
 		close(n->fs[i].mount_fd);
+	free(n->fs);
+	free(n->mounts);
 	dirs_clear(n);
 	hashmap_free(n->dirs);
 	free(n);
@@ -108,14 +123,29 @@ int file_notify_fd(const struct file_notify *n, int which)
 	return n->fd[which];
 }
 
+/* Room for one more element in *v (of *cap, each size bytes); 0 or -ENOMEM. */
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 8;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if (!(p = realloc(*v, want * size)))
+		return -ENOMEM;
+	*v = p;
+	*cap = want;
+	return 0;
+}
+
 /* The dirent marks on the file system under path, and a descriptor to resolve its handles. */
-static int mark_fs(struct file_notify *n, const char *path)
+static int mark_fs(struct file_notify *n, const char *path, void *owner)
 {
 	struct statfs sfs;
 	int fd;
 
-	if (n->n_fs == FS_MAX)
-		return -ENOSPC;
+	if (grow((void **)&n->fs, &n->fs_cap, n->n_fs, sizeof(*n->fs)) < 0)
+		return -ENOMEM;
 	if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 			  MASK_DIRENT | n->rename_mask, AT_FDCWD, path) < 0) {
 		if (errno != EINVAL || n->rename_mask != FAN_RENAME)
@@ -132,21 +162,76 @@ static int mark_fs(struct file_notify *n, const char *path)
 		close(fd);
 		return -errno;
 	}
-	n->fs[n->n_fs].mount_fd = fd;
-	n->fs[n->n_fs++].fsid = sfs.f_fsid;
+	n->fs[n->n_fs++] = (struct fs_slot){ .mount_fd = fd, .fsid = sfs.f_fsid, .owner = owner };
 	return 0;
 }
 
-int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope)
+/*
+ * The id of the mount fd is on (the never reused one where the kernel has it: a departed
+ * sandbox's /proc mount id given to a new one's must not match a slot), or 0.
+ */
+static int mount_id(int dirfd, const char *path, uint64_t *ret)
 {
+	struct statx st;
+
+	if (statx(dirfd, path, path[0] ? 0 : AT_EMPTY_PATH, STATX_MNT_ID | STATX_MNT_ID_UNIQUE,
+		  &st) < 0)
+		return -errno;
+	if (!(st.stx_mask & (STATX_MNT_ID | STATX_MNT_ID_UNIQUE)))
+		return -EOPNOTSUPP;
+	*ret = st.stx_mnt_id;
+	return 0;
+}
+
+int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope,
+		     void *owner)
+{
+	uint64_t id;
+	int r;
+
 	if (access(path, F_OK) < 0)
 		return -errno;
 	if (scope == FILE_MARK_FULL)
-		return mark_fs(n, path);
+		return mark_fs(n, path, owner);
+	if ((r = mount_id(AT_FDCWD, path, &id)) < 0)
+		return r;
+	if (grow((void **)&n->mounts, &n->mounts_cap, n->n_mounts, sizeof(*n->mounts)) < 0)
+		return -ENOMEM;
 	if (fanotify_mark(n->fd[FILE_GROUP_PROC], FAN_MARK_ADD | FAN_MARK_MOUNT, MASK_ACCESS,
 			  AT_FDCWD, path) < 0)
 		return -errno;
+	n->mounts[n->n_mounts++] = (struct mount_slot){ .mnt_id = id, .owner = owner };
 	return 0;
+}
+
+void file_notify_unmark(struct file_notify *n, const void *owner)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n->n_fs; i++) {
+		if (n->fs[i].owner != owner) {
+			n->fs[k++] = n->fs[i];
+			continue;
+		}
+		/* Its file system is the sandbox's: no other owner has a mark on it to keep. */
+		if (fanotify_mark(n->fd[FILE_GROUP_FS], FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM,
+				  MASK_DIRENT | n->rename_mask, n->fs[i].mount_fd, NULL) < 0 &&
+		    errno != ENOENT)
+			log_debug("file events: unmark: %s", strerror(errno));
+		close(n->fs[i].mount_fd);
+	}
+	n->n_fs = k;
+	n->last_fs = 0;
+	/*
+	 * Its /proc mounts keep their marks until they go with its mount namespace (no descriptor
+	 * of them is kept, which would keep them); their events until then match no slot.
+	 */
+	k = 0;
+	for (size_t i = 0; i < n->n_mounts; i++)
+		if (n->mounts[i].owner != owner)
+			n->mounts[k++] = n->mounts[i];
+	n->n_mounts = k;
+	dirs_clear(n); /* its directories' descriptors would keep its file systems */
 }
 
 /* The sandbox's own writable mounts (its root too: a tmpfs of its own) get every mark. */
@@ -173,7 +258,7 @@ static int is_mount(const char *path)
 }
 
 static int mark_all(struct file_notify *n, pid_t init, const char *const *list, size_t len,
-		    enum file_mark_scope scope)
+		    enum file_mark_scope scope, void *owner)
 {
 	char path[PATH_MAX];
 	int r;
@@ -182,18 +267,22 @@ static int mark_all(struct file_notify *n, pid_t init, const char *const *list, 
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)init, list[i]);
 		if (list[i][0] && !is_mount(path))
 			continue; /* absent (no home in this sandbox), or part of a mount marked */
-		if ((r = file_notify_mark(n, path, scope)) < 0 && r != -ENOENT)
+		if ((r = file_notify_mark(n, path, scope, owner)) < 0 && r != -ENOENT)
 			return log_errno(r, "mark %s", path);
 	}
 	return 0;
 }
 
-int file_notify_mark_sandbox(struct file_notify *n, pid_t init)
+int file_notify_mark_sandbox(struct file_notify *n, pid_t init, void *owner)
 {
-	int r = mark_all(n, init, full_mounts, ARRAY_SIZE(full_mounts), FILE_MARK_FULL);
+	int r = mark_all(n, init, full_mounts, ARRAY_SIZE(full_mounts), FILE_MARK_FULL, owner);
 
-	return r < 0 ? r
-		     : mark_all(n, init, proc_mounts, ARRAY_SIZE(proc_mounts), FILE_MARK_SENSITIVE);
+	if (r >= 0)
+		r = mark_all(n, init, proc_mounts, ARRAY_SIZE(proc_mounts), FILE_MARK_SENSITIVE,
+			     owner);
+	if (r < 0)
+		file_notify_unmark(n, owner);
+	return r;
 }
 
 /*
@@ -202,6 +291,7 @@ int file_notify_mark_sandbox(struct file_notify *n, pid_t init)
  */
 static void note_init(struct file_note *note, int32_t pid, int pidfd, int fd)
 {
+	note->owner = NULL;
 	note->op = FILE_OP_READ;
 	note->pid = pid;
 	note->pidfd = pidfd;
@@ -230,9 +320,13 @@ static void on_access(struct file_notify *n, const struct fanotify_event_metadat
 		      void (*fn)(const struct file_note *, void *), void *data)
 {
 	struct file_note note;
+	uint64_t id;
 
-	(void)n;
 	note_init(&note, m->pid, pidfd, m->fd);
+	if (m->fd >= 0 && mount_id(m->fd, "", &id) == 0)
+		for (size_t i = 0; i < n->n_mounts && !note.owner; i++)
+			if (n->mounts[i].mnt_id == id)
+				note.owner = n->mounts[i].owner;
 	note.op = (m->mask & FAN_OPEN_EXEC)	? FILE_OP_EXEC
 		  : (m->mask & FAN_CLOSE_WRITE) ? FILE_OP_WRITE
 						: FILE_OP_READ;
@@ -244,9 +338,11 @@ static void on_access(struct file_notify *n, const struct fanotify_event_metadat
 /* The file system slot of fsid, or NULL. */
 static struct fs_slot *slot_of(struct file_notify *n, const __kernel_fsid_t *fsid)
 {
-	for (int i = 0; i < n->n_fs; i++)
+	if (n->last_fs < n->n_fs && !memcmp(&n->fs[n->last_fs].fsid, fsid, sizeof(*fsid)))
+		return &n->fs[n->last_fs];
+	for (size_t i = 0; i < n->n_fs; i++)
 		if (!memcmp(&n->fs[i].fsid, fsid, sizeof(*fsid)))
-			return &n->fs[i];
+			return &n->fs[n->last_fs = i];
 	return NULL;
 }
 
@@ -422,9 +518,12 @@ static void on_dirent(struct file_notify *n, const struct fanotify_event_metadat
 	const struct fanotify_event_info_fid *first = r->old ? r->old : r->dfid ? r->dfid : r->fid;
 	struct dir_entry *d, *d2;
 	struct file_note note;
+	struct fs_slot *s;
 	const char *name;
 
 	note_init(&note, m->pid, r->pidfd, -1);
+	if (first && (s = slot_of(n, &first->fsid)))
+		note.owner = s->owner;
 	note.is_dir = !!(m->mask & FAN_ONDIR);
 	if (first == r->fid && first && !note.is_dir && (m->mask & ~FAN_ATTRIB) == 0) {
 		/*

@@ -1,5 +1,6 @@
 /*
- * The file collector's mechanism: fanotify, two groups per watched sandbox (below). Filesystem
+ * The file collector's mechanism: fanotify, a pair of groups (below) that one watched sandbox has
+ * to itself, or several share once the kernel's group limit is near (file-events.c). Filesystem
  * marks on the sandbox's own tmpfs instances (root, /workspace, /tmp, /dev/shm, home) report
  * closes after reads and writes, exec opens, creates, deletes, attribute changes and renames;
  * mount marks on its /proc and the masks over /proc files report closes. Nothing is marked
@@ -31,6 +32,8 @@ enum file_op {
 
 /* One event, decoded. */
 struct file_note {
+	void *owner; /* whose marks it came through (file_notify_mark); NULL: no one's now, or an
+			overflow (whose events were lost is not known) */
 	enum file_op op;
 	int32_t pid; /* the host's pid of the process that did it */
 	int pidfd;   /* its pidfd (valid during the callback); FILE_NO_PIDFD: not reported, else
@@ -61,7 +64,10 @@ struct file_notify;
  */
 enum { FILE_GROUP_FS, FILE_GROUP_PROC, FILE_NOTIFY_GROUPS };
 
-/* Probes fanotify and makes a sandbox's two groups; 0 and *ret, or -errno (no fanotify). */
+/*
+ * Makes a pair of groups; 0 and *ret, or -errno (no fanotify; EMFILE: the kernel's per-user
+ * limit of groups, /proc/sys/fs/fanotify/max_user_groups, is reached).
+ */
 int file_notify_new(size_t queue_hint, struct file_notify **ret);
 
 /* Frees it, its groups and its marks; accepts NULL. */
@@ -71,18 +77,26 @@ void file_notify_free(struct file_notify *n);
 int file_notify_fd(const struct file_notify *n, int which);
 
 /*
- * Marks the mount at path (seen through the sandbox's init: /proc/PID/root/workspace) with scope;
- * FULL also marks its file system (the sandbox's own tmpfs) and keeps a descriptor of it to
- * resolve names. 0, -ENOENT (no such mount in this sandbox) or -errno.
+ * Marks the mount at path (seen through the sandbox's init: /proc/PID/root/workspace) with scope
+ * for owner; FULL marks its file system (the sandbox's own tmpfs: its events are owner's by their
+ * fsid) and keeps a descriptor of it to resolve names; SENSITIVE marks the mount (its events are
+ * owner's by their descriptor's mount id). 0, -ENOENT (no such mount in this sandbox) or -errno.
  */
-int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope);
+int file_notify_mark(struct file_notify *n, const char *path, enum file_mark_scope scope,
+		     void *owner);
 
 /*
- * Marks sandbox init's mounts, seen through its root: FULL on its own writable tmpfs (root,
- * /workspace, /tmp, /dev/shm, /home/agent where each is a mount of its own), SENSITIVE on its
- * /proc and the masks over /proc files. 0 or -errno (logged).
+ * Marks sandbox init's mounts for owner, seen through its root: FULL on its own writable tmpfs
+ * (root, /workspace, /tmp, /dev/shm, /home/agent where each is a mount of its own), SENSITIVE on
+ * its /proc and the masks over /proc files. 0, or -errno (logged; none of owner's marks stay).
  */
-int file_notify_mark_sandbox(struct file_notify *n, pid_t init);
+int file_notify_mark_sandbox(struct file_notify *n, pid_t init, void *owner);
+
+/*
+ * Forgets owner's marks: its file systems' are removed, its /proc mounts' stay until the mounts
+ * go (their events then have no owner).
+ */
+void file_notify_unmark(struct file_notify *n, const void *owner);
 
 /*
  * Reads what group which has (at most one buffer) and calls fn for each event; returns how many
