@@ -320,6 +320,11 @@ for w in $WORKLOADS; do
 		'BEGIN { printf "%-22s %9.1f %9.1f %6.3f %13s %9.1f %9.1f %6.3f %13s\n",
 			 l, a / 1e6, b / 1e6, b / a, "[" rb "]", c0 / 1e6, c / 1e6, c / c0, "[" rc "]" }'
 done
+for w in $WORKLOADS; do # make bench's table: inside a watched sandbox against an unwatched one
+	python3 "$ROOT/bench/figures.py" add collectors "$w inside a watched sandbox, median" \
+		"$(median <"$T/res/$w.C" | awk '{ print $1 / 1e6 }')" ms "unwatched sandbox" \
+		"$(median <"$T/res/$w.C0" | awk '{ print $1 / 1e6 }')"
+done
 echo
 echo "Watched sandbox $SBW: $EBPF_EVENTS process events (source ebpf) in the store."
 echo "Last monitor run's counters: $(echo "$STATUS" | grep -o '"proc_trace":{[^}]*}')"
@@ -364,6 +369,15 @@ window() { # window LABEL: RSS now and CPU over WINDOW seconds, of firebreakd an
 			 l, rss / 1024, t, w / 1e9, 100 * t / hz / (w / 1e9)
 			 printf "%-32s VmRSS %7.1f MiB   CPU %4d ticks = %5.2f%%;  with firebreakd: %.1f MiB\n",
 			 "  its watchdog", wrss / 1024, wt, 100 * wt / hz / (w / 1e9), (rss + wrss) / 1024 }'
+	# make bench's table; the goals (quiet at rest) are of the many idle sandboxes' window.
+	local at=${1%% (*} g=${2:-}
+	python3 "$ROOT/bench/figures.py" add rest "firebreakd CPU, $at" \
+		"$(awk -v t=$((t1 - t0)) -v w=$((w1 - w0)) -v hz="$(getconf CLK_TCK)" \
+			'BEGIN { print 100 * t / hz / (w / 1e9) }')" "% of a CPU" ${g:+--goal value "<=" 1}
+	python3 "$ROOT/bench/figures.py" add rest "firebreakd VmRSS, $at" "$(awk -v r="$rss" 'BEGIN { print r / 1024 }')" MiB \
+		${g:+--goal value "<=" 20}
+	python3 "$ROOT/bench/figures.py" add rest "firebreakd and watchdog VmRSS, $at" \
+		"$(awk -v r=$((rss + wrss)) 'BEGIN { print r / 1024 }')" MiB ${g:+--goal value "<=" 28}
 }
 
 echo
@@ -377,7 +391,7 @@ done
 c1=$(date +%s%N)
 sleep 2
 n=$(fb ps | awk -v p="bcm-$TAG-" 'index($1, p) == 1 && $2 == "running"' | wc -l)
-window "$N_MANY sandboxes ($n running)"
+window "$N_MANY sandboxes ($n running)" goals
 d0=$(date +%s%N)
 for i in $(seq -w 1 "$N_MANY"); do
 	destroy "bcm-$TAG-$i"

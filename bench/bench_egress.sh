@@ -242,9 +242,11 @@ NFT_DIRTY=0
 nft_lines_eg=$(grep -c . "$T/nft-eg")
 
 # ---- report
-"$PY" - "$T" "$MIB" "$srcs" "${throttled0:-}" "${throttled1:-}" "$nft_lines_eg" <<'PY'
+"$PY" - "$T" "$MIB" "$srcs" "${throttled0:-}" "${throttled1:-}" "$nft_lines_eg" "$ROOT/bench" <<'PY'
 import json, statistics, sys
 T, mib, srcs, th0, th1, lines_eg = sys.argv[1:7]
+sys.path.insert(0, sys.argv[7])
+from figures import record
 
 def rows(name):
     return [json.loads(l) for l in open("%s/%s" % (T, name)) if l.strip()]
@@ -268,6 +270,8 @@ pairs = [g / p for g, p in zip(tp["gate"], tp["plain"])]
 print("     ratio gate/plain: %.3f (of medians); per run pair: median %.3f, min %.3f, max %.3f  [goal >= 0.9: %s]"
       % (ratio, statistics.median(pairs), min(pairs), max(pairs), "met" if ratio >= 0.9 else "NOT met"))
 print("     the registry saw the downloads from: %s (10.198.255.253 = the gate's masquerade)" % srcs)
+record("egress", "bulk TCP download through the gate, median", statistics.median(tp["gate"]), "MiB/s",
+       "plain veth", statistics.median(tp["plain"]), ("ratio", ">=", 0.9))
 
 print("  2. TCP connect + close to 198.51.100.7:80 (µs)")
 med = {}
@@ -280,6 +284,7 @@ for path, label in (("gate", "through the gate"), ("plain", "over the plain veth
     print("     %-30s n %5d   median %7.1f   p90 %7.1f   p99 %8.1f   max %9.1f   errors %d"
           % (label, len(us), med[path], pct(us, 90), pct(us, 99), max(us), errs))
 print("     gate adds %.1f µs to the median connect (x%.2f)" % (med["gate"] - med["plain"], med["gate"] / med["plain"]))
+record("egress", "TCP connect + close through the gate, median", med["gate"], "us", "plain veth", med["plain"])
 
 print("  3. time to apply a sandbox's egress rules (ms; gate already up)")
 ct = {"eg": ([], []), "noeg": ([], [])}
@@ -291,6 +296,8 @@ for k, label in (("eg", "create, egress (host + CIDR)"), ("noeg", "create, no eg
     c, d = ct[k]
     print("     %-30s n %3d   median %7.2f   min %7.2f   max %7.2f   (destroy median %7.2f)"
           % (label, len(c), statistics.median(c), min(c), max(c), statistics.median(d)))
+record("egress", "create with egress, median", statistics.median(ct["eg"][0]), "ms",
+       "create without egress", statistics.median(ct["noeg"][0]), ("value", "<=", 30))
 print("     create with egress - without: %+.2f ms (median; includes starting the sandbox's DNS gate and L7 proxy)"
       % (statistics.median(ct["eg"][0]) - statistics.median(ct["noeg"][0])))
 phases = {}

@@ -95,6 +95,7 @@ for i in $(seq "$TRIALS"); do
 		echo "$BENCH: trial $i: MISSED: the sandbox was not killed within 3 s; what the monitor saw:" >&2
 		fb timeline "kb-$i" --json >&2
 		echo "$BENCH: cgroup.events: $(tr '\n' ' ' <"$V2/$cg/cgroup.events"); procs: $(tr '\n' ' ' <"$V2/$cg/cgroup.procs")" >&2
+		python3 "$ROOT/bench/figures.py" add kill "kills missed in $i trials" 1 "" --goal value == 0
 		DIE_LOG=1 die "trial $i: missed kill"
 	fi
 	for p in $pids; do wait "$p" 2>/dev/null; done
@@ -135,4 +136,10 @@ print("  verdict -> dead / floor: median x%.2f, p99 x%.2f"
 print("  goal: verdict -> dead p99 <= 1000 us: %s" % ("met" if pct(dead, 99) <= 1000 else "NOT met"))
 assert n == int(sys.argv[2]), "%d trials, %d kills recorded" % (int(sys.argv[2]), n)
 assert all(a["result"] == "ok" for a in acts), "a kill was not confirmed"
-' "$BUSY" "$TRIALS" "$T/floor"
+sys.path.insert(0, sys.argv[4])
+from figures import record
+record("kill", "verdict -> cgroup empty, median", pct(dead, 50), "us", "kernel floor", pct(floor, 50))
+record("kill", "verdict -> cgroup empty, p99", pct(dead, 99), "us", "kernel floor", pct(floor, 99),
+       ("value", "<=", 1000))
+record("kill", "kills missed in %d trials" % n, 0, "", None, None, ("value", "==", 0))
+' "$BUSY" "$TRIALS" "$T/floor" "$ROOT/bench"

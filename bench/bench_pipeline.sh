@@ -91,8 +91,10 @@ measure() {
 	local stored
 	stored=$(stored_connects)
 	python3 - "$phase" "$want" "$stored" "$STORED_BEFORE" "$t0" "$t_read" "$t_stored" "$gen_ns" \
-		"$r0 $rn0 $l0 $u0 $we0 $wb0 $wl0" "$r $rn $l $u $we $wb $wl" <<'PY'
+		"$r0 $rn0 $l0 $u0 $we0 $wb0 $wl0" "$r $rn $l $u $we $wb $wl" "$ROOT/bench" <<'PY'
 import sys
+sys.path.insert(0, sys.argv[11])
+from figures import record
 phase, want, stored, stored0, t0, t_read, t_stored, gen_ns = sys.argv[1:9]
 want, stored, t0, t_read, t_stored, gen_ns = int(want), int(stored) - int(stored0), int(t0), int(t_read), int(t_stored), int(gen_ns)
 a = [int(x) for x in sys.argv[9].split()]
@@ -104,6 +106,8 @@ print("%-6s %9d generated%s" % (phase, want, "" if not gen_ns else ", %.0fk/s by
 print("       read    %9d: %6.0fk/s of reader time, %6.0fk/s of wall time" % (read, read / read_ns * 1e6 if read_ns else 0, read / (t_read - t0) * 1e6))
 print("       stored  %9d: %6.0fk/s of writer time, %6.0fk/s of wall time" % (stored, wev / wbusy * 1e6 if wbusy else 0, stored / (t_stored - t0) * 1e6))
 print("       lost    kernel ring %d, unattributed %d, store %d; unaccounted %d" % (lost, unattr, wlost, unacc))
+record("pipeline", "kernel -> store, %s, of wall time" % phase, stored / (t_stored - t0) * 1e6, "k/s")
+record("pipeline", "records unaccounted, %s" % phase, unacc, "", None, None, ("value", "==", 0))
 if unacc != 0:
     sys.exit("bench_pipeline: %d records unaccounted in phase %s" % (unacc, phase))
 PY
@@ -131,3 +135,5 @@ wait "$g1" && wait "$g2" || die "generator"
 gen_ns=$(($(now_ns) - t0))
 measure live "$N" "$before" "$t0" "$gen_ns" || exit 1
 echo "bench_pipeline: firebreakd VmRSS $(awk '/VmRSS/ { print $2, $3 }' "/proc/$DPID/status")"
+python3 "$ROOT/bench/figures.py" add pipeline "firebreakd VmRSS after the phases" \
+	"$(awk '/VmRSS/ { print $2 / 1024 }' "/proc/$DPID/status")" MiB
