@@ -311,6 +311,10 @@ static const struct config_key keys[] = {
 	  .help = "store operations per transaction" },
 	{ "queue_max", set_uint, FIELD(queue_max), 1024, 100000000, .def = "262144",
 	  .help = "operations waiting for the store before ingest pauses (backpressure)" },
+	{ "queue_max_bytes", set_uint, FIELD(queue_max_bytes), 1 << 20, 1ULL << 36, .def = "4M",
+	  .help = "or the memory they (and those being written) hold, whichever comes first: what "
+		  "the store's queue can cost in a storm (`writer.pending_bytes`, "
+		  "`writer.full`)" },
 	{ "retention_max_age", set_duration, FIELD(retention_max_age_ns), .def = "30d",
 	  .help = "raw events older than this are deleted (0 = keep)" },
 	{ "retention_max_size", set_uint, FIELD(retention_max_bytes), 0, UINT64_MAX / 2,

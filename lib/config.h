@@ -56,6 +56,7 @@ struct config {
 	int log_level;
 	unsigned batch_max;	      /* store ops per transaction */
 	uint64_t queue_max;	      /* ops waiting for the store before ingest pauses */
+	uint64_t queue_max_bytes;     /* or the memory they hold */
 	int sync_full;		      /* fsync every commit (1) or only order them (0) */
 	int64_t retention_max_age_ns; /* 0 = keep forever */
 	uint64_t retention_max_bytes; /* 0 = no cap */

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -502,6 +503,20 @@ static void raise_fd_limit(void)
 }
 
 /*
+ * glibc raises its mmap threshold to the size of any mmapped block freed, up to 32 MiB, and its
+ * trim threshold to twice that: after one burst freed the store queue's arrays, free memory at
+ * the top of a thread's heap was kept resident for good (malloc_trim does not trim a thread
+ * arena's top), 6 MiB of the writer's after a storm, measured (bench/bench_memory.sh). Fixed
+ * thresholds: big blocks are their own mappings, gone when freed; a heap gives back what is free
+ * at its top past 1 MiB.
+ */
+static void fixed_malloc_thresholds(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+}
+
+/*
  * The process itself: signals blocked before any thread starts (only the loop's signalfd ever
  * receives them), detached unless in the foreground, logging set up, its group found. 0 and
  * *ret_ready_fd, the fd to report readiness on (-1: none), or -errno (logged).
@@ -567,6 +582,7 @@ static int load_store(struct daemon *d, struct store *store)
 	struct writer_config wc = {
 		.batch_max = cfg->batch_max,
 		.queue_max = cfg->queue_max,
+		.queue_max_bytes = cfg->queue_max_bytes,
 		.retention = { .max_age_ns = cfg->retention_max_age_ns,
 			       .max_bytes = cfg->retention_max_bytes },
 		.retention_interval_ns = (uint64_t)cfg->retention_interval_ns,
@@ -672,6 +688,7 @@ int main(int argc, char **argv)
 	config_defaults(&cfg);
 	if ((r = run_helper(argc, argv, &cfg)) >= 0)
 		return r;
+	fixed_malloc_thresholds();
 	self.argv = argv;
 	if (parse_args(argc, argv, &cfg, &foreground) < 0)
 		return 1;

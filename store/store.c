@@ -386,6 +386,11 @@ int store_set_synchronous_full(struct store *s, int full)
 	return store_exec(s, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
 }
 
+void store_release_memory(struct store *s)
+{
+	sqlite3_db_release_memory(s->db);
+}
+
 int store_set_cache_kib(struct store *s, int kib)
 {
 	char sql[64];

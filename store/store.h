@@ -41,6 +41,9 @@ int store_version(struct store *s);
 /* Whether every commit is fsynced (synchronous=FULL, the default) or only ordered (NORMAL). */
 int store_set_synchronous_full(struct store *s, int full);
 
+/* Gives back the page cache's unused memory (after a backlog: it refills as it is needed). */
+void store_release_memory(struct store *s);
+
 /* Sets SQLite's page cache size in KiB. */
 int store_set_cache_kib(struct store *s, int kib);
 

@@ -1,5 +1,6 @@
 #include "writer.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
@@ -32,8 +33,12 @@ struct writer {
 	struct completion_vec done; /* under lock */
 	int stopping;		    /* under lock */
 	size_t in_batch;	    /* under lock: taken by the thread, not yet completed */
-	struct writer_stats stats;  /* under lock */
-	int64_t max_event_id;	    /* the store's largest event id when the writer took it */
+	size_t held_bytes;	   /* under lock: writer_op_bytes of the queued and in-flight ops */
+	size_t peak_bytes;	   /* under lock: the most held since the heap was last trimmed */
+	int was_full;		   /* under lock: writer_full said so last time (counted once) */
+	uint64_t trimmed_ns;	   /* under lock: when the heap was last trimmed */
+	struct writer_stats stats; /* under lock */
+	int64_t max_event_id;	   /* the store's largest event id when the writer took it */
 };
 
 void writer_op_clear(struct writer_op *op)
@@ -52,6 +57,27 @@ void writer_op_clear(struct writer_op *op)
 	free(op->cursor);
 	free(op->msg);
 	memset(op, 0, sizeof(*op));
+}
+
+size_t writer_op_bytes(const struct writer_op *op)
+{
+	size_t n = sizeof(*op) + op->ev.fields_len;
+
+	if (op->msg)
+		n += strlen(op->msg) + 1;
+	if (op->trace)
+		n += sizeof(*op->trace);
+	if (op->sandbox)
+		n += sizeof(*op->sandbox);
+	if (op->action)
+		n += sizeof(*op->action);
+	if (op->detection)
+		n += sizeof(*op->detection);
+	if (op->policy)
+		n += sizeof(*op->policy) + (op->policy->text ? strlen(op->policy->text) + 1 : 0);
+	if (op->cursor)
+		n += sizeof(*op->cursor);
+	return n;
 }
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -269,8 +295,11 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 	_cleanup_free_ int *results = calloc(n, sizeof(int));
 	struct batch_tally t = { 0 };
 	uint64_t t0 = time_mono_ns();
+	size_t bytes = 0;
 	int r;
 
+	for (size_t i = 0; i < n; i++)
+		bytes += writer_op_bytes(&ops[i]);
 	if (!results)
 		abort(); /* cannot even say what happened; a later restart re-adopts */
 	r = store_begin(w->store);
@@ -286,6 +315,7 @@ static void apply_batch(struct writer *w, struct writer_op *ops, size_t n)
 
 	pthread_mutex_lock(&w->lock);
 	count_batch(w, n, r, &t, t0);
+	w->held_bytes -= bytes < w->held_bytes ? bytes : w->held_bytes;
 	queue_completions(w, ops, n, results);
 	pthread_mutex_unlock(&w->lock);
 	for (size_t i = 0; i < n; i++)
@@ -311,6 +341,47 @@ static void run_retention(struct writer *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Slots an idle queue keeps; a backlog's bigger arrays go once it is written. */
+#define IDLE_SLOTS 4096
+/*
+ * A backlog that held this much has its freed memory given back to the kernel when it is done,
+ * at most once a second (malloc_trim walks the heap).
+ */
+#define TRIM_AFTER_BYTES (1u << 20)
+#define TRIM_EVERY_NS NSEC_PER_SEC
+
+/*
+ * Once a backlog is written and nothing waits: the arrays it grew go, and the heap's free memory
+ * is given back (malloc_trim walks every arena, this thread's and the loop's), so that a storm
+ * leaves no resident memory behind. Cheap at rest: nothing is done unless a backlog was there.
+ */
+static void after_backlog(struct writer *w, struct op_vec *batch)
+{
+	int trim = 0;
+
+	if (batch->cap > IDLE_SLOTS) {
+		free(batch->v);
+		*batch = (struct op_vec){ 0 };
+	}
+	pthread_mutex_lock(&w->lock);
+	if (w->queue.n == 0 && w->queue.cap > IDLE_SLOTS) {
+		free(w->queue.v);
+		w->queue = (struct op_vec){ 0 };
+	}
+	if (w->queue.n == 0 && w->peak_bytes >= TRIM_AFTER_BYTES &&
+	    time_mono_ns() - w->trimmed_ns >= TRIM_EVERY_NS) {
+		w->peak_bytes = w->held_bytes;
+		w->trimmed_ns = time_mono_ns();
+		w->stats.trims++;
+		trim = 1;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (trim) {
+		store_release_memory(w->store); /* the writer thread's: the store is its own */
+		malloc_trim(0);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -326,7 +397,14 @@ static void *writer_main(void *arg)
 				struct timespec ts;
 				clock_gettime(CLOCK_REALTIME, &ts);
 				ts.tv_sec += 1;
-				pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+				if (pthread_cond_timedwait(&w->cond, &w->lock, &ts) == ETIMEDOUT &&
+				    w->queue.n == 0 && w->peak_bytes >= TRIM_AFTER_BYTES) {
+					/* The last backlog's trim, if it came too soon after one.
+					 */
+					pthread_mutex_unlock(&w->lock);
+					after_backlog(w, &batch);
+					pthread_mutex_lock(&w->lock);
+				}
 				if (time_mono_ns() >= next_retention)
 					break;
 			} else {
@@ -353,6 +431,7 @@ static void *writer_main(void *arg)
 			apply_batch(w, batch.v + i, n);
 		}
 		batch.n = 0;
+		after_backlog(w, &batch);
 		if (w->cfg.retention_interval_ns > 0 && time_mono_ns() >= next_retention) {
 			run_retention(w);
 			next_retention = time_mono_ns() + w->cfg.retention_interval_ns;
@@ -426,6 +505,9 @@ int writer_submit(struct writer *w, struct writer_op *op)
 	}
 	if (grow((void **)&w->queue.v, &w->queue.cap, w->queue.n + 1, sizeof(*w->queue.v)) < 0)
 		abort(); /* the queue is bounded by writer_full(); running out here is fatal */
+	w->held_bytes += writer_op_bytes(op);
+	if (w->held_bytes > w->peak_bytes)
+		w->peak_bytes = w->held_bytes;
 	w->queue.v[w->queue.n++] = *op;
 	wake = w->queue.n == 1;
 	pthread_mutex_unlock(&w->lock);
@@ -473,7 +555,11 @@ int writer_full(struct writer *w)
 	int full;
 
 	pthread_mutex_lock(&w->lock);
-	full = w->cfg.queue_max > 0 && w->queue.n >= w->cfg.queue_max;
+	full = (w->cfg.queue_max > 0 && w->queue.n >= w->cfg.queue_max) ||
+	       (w->cfg.queue_max_bytes > 0 && w->held_bytes >= w->cfg.queue_max_bytes);
+	if (full && !w->was_full)
+		w->stats.full++;
+	w->was_full = full;
 	pthread_mutex_unlock(&w->lock);
 	return full;
 }
@@ -499,6 +585,7 @@ void writer_get_stats(struct writer *w, struct writer_stats *ret)
 	pthread_mutex_lock(&w->lock);
 	*ret = w->stats;
 	ret->pending = w->queue.n + w->in_batch;
+	ret->pending_bytes = w->held_bytes;
 	pthread_mutex_unlock(&w->lock);
 }
 

@@ -70,13 +70,17 @@ struct writer_stats {
 	uint64_t lost_events; /* events among failed_ops, lost at the store stage */
 	uint64_t max_batch;
 	uint64_t retention_deleted;
-	uint64_t pending; /* queued now */
+	uint64_t pending;	/* queued now */
+	uint64_t pending_bytes; /* what the queued and in-flight ops hold (writer_op_bytes) */
+	uint64_t full;	  /* times the queue reached a bound and producers were told to pause */
+	uint64_t trims;	  /* times the heap was given back to the kernel after a backlog */
 	uint64_t busy_ns; /* time spent applying and committing batches */
 };
 
 struct writer_config {
-	unsigned batch_max;		  /* ops per transaction */
-	uint64_t queue_max;		  /* writer_full() beyond this */
+	unsigned batch_max;	  /* ops per transaction */
+	uint64_t queue_max;	  /* writer_full() beyond this many ops */
+	uint64_t queue_max_bytes; /* or beyond this much memory held by them (0: no bound) */
 	struct store_retention retention; /* now_ns is filled in at each run */
 	uint64_t retention_interval_ns;	  /* 0: no retention */
 };
@@ -113,7 +117,10 @@ void writer_event_init(struct writer_op *op, const struct store_sandbox *sb, int
 /* Sets op's fields from f (taking the reference; NULL: none). 0, or -ENOMEM (op is cleared). */
 int writer_op_set_fields(struct writer_op *op, json_t *f);
 
-/* Whether queue_max or more operations are waiting: producers should pause. */
+/*
+ * Whether queue_max or more operations are waiting, or they and those being written hold
+ * queue_max_bytes or more: producers should pause.
+ */
 int writer_full(struct writer *w);
 
 /* Calls fn for each waiting completion, in submission order; fn takes ownership of c->msg. */
@@ -128,6 +135,9 @@ void writer_stop(struct writer *w);
 
 /* Stops the writer if needed, frees it and closes the store; accepts NULL. */
 void writer_free(struct writer *w);
+
+/* The memory op holds while it waits: itself and what it owns, as queue_max_bytes counts it. */
+size_t writer_op_bytes(const struct writer_op *op);
 
 /* Frees what op owns (after a failed submit, or an op never submitted). */
 void writer_op_clear(struct writer_op *op);

@@ -8,6 +8,8 @@
  *   getppid_loop connect N            N x connect() of one UDP socket to 127.0.0.1:9, the
  *                                     cheapest traced syscall (one net.connect event each in a
  *                                     watched cgroup: bench/bench_pipeline.sh)
+ *   getppid_loop connectfor MS        the same connects for MS milliseconds; prints how many
+ *                                     it made instead of the time (bench/bench_memory.sh)
  *   getppid_loop forkexec N PROG      N x fork + execv(PROG) + waitpid, one after the other
  *   getppid_loop tarcx DIR NFILES     (untimed) DIR/src holds NFILES small files (made once);
  *                                     timed: tar cf DIR/fb.tar -C DIR/src . ; tar xf it into
@@ -168,6 +170,25 @@ static long long run_connect(char **argv)
 	return t1 - t0;
 }
 
+static long long run_connectfor(char **argv)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(9),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long long end = now_ns() + parse_n(argv[2]) * 1000000LL, n = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket");
+	do {
+		for (int i = 0; i < 1024; i++, n++) /* the clock once per 1024 connects */
+			if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0)
+				die("connect 127.0.0.1:9");
+	} while (now_ns() < end);
+	close(fd);
+	return n;
+}
+
 static long long run_forkexec(char **argv)
 {
 	long n = parse_n(argv[2]);
@@ -243,10 +264,11 @@ static const struct {
 	int argc; /* exactly this many arguments; 0: at least 3 */
 	long long (*run)(char **argv);
 } modes[] = {
-	{ "getppid", 0, run_getppid }, { "openclose", 0, run_openclose },
-	{ "connect", 0, run_connect }, { "forkexec", 4, run_forkexec },
-	{ "tarcx", 4, run_tarcx },     { "cmd", 0, run_cmd },
-	{ "kill", 0, run_kill },       { "rename", 0, run_rename },
+	{ "getppid", 0, run_getppid },	 { "openclose", 0, run_openclose },
+	{ "connect", 0, run_connect },	 { "connectfor", 3, run_connectfor },
+	{ "forkexec", 4, run_forkexec }, { "tarcx", 4, run_tarcx },
+	{ "cmd", 0, run_cmd },		 { "kill", 0, run_kill },
+	{ "rename", 0, run_rename },
 };
 
 int main(int argc, char **argv)

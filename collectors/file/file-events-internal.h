@@ -91,7 +91,7 @@ struct file_events {
 	/* counters */
 	uint64_t stored, summaries, summarized, by_group, outside, unresolved, unattributed;
 	uint64_t overflows, store_full, agg_full, watched, watch_failed, read_errors, proc_gone;
-	uint64_t link_count, shared, departed;
+	uint64_t link_count, shared, departed, store_waits;
 	uint64_t groups_open; /* gauge: group pairs */
 };
 

@@ -90,6 +90,10 @@ static const struct counter_def counters[] = {
 	  "closes of a /proc/N file whose process N had exited before the event was read (the "
 	  "kernel drops them: it cannot open the file for us)",
 	  COUNTER_FAMILY_LOST, "file_proc_gone", COUNTER_AT(struct file_events, proc_gone) },
+	{ "store_waits", COUNTER_TOTAL,
+	  "times a group was left unread for a while because the store's queue was full (its "
+	  "events waited in the kernel's queue)",
+	  COUNTER_AT(struct file_events, store_waits) },
 	{ "store_full", COUNTER_TOTAL, "file events dropped: the store's queue was full",
 	  COUNTER_FAMILY_LOST, "file_store_full", COUNTER_AT(struct file_events, store_full) },
 };
@@ -236,7 +240,15 @@ static void on_ready(struct loop *l, int fd, uint32_t events, void *data)
 	for (int g = 0; g < FILE_NOTIFY_GROUPS; g++) {
 		if (fd != file_notify_fd(grp->notify, g))
 			continue;
-		read_group(fe, grp, g, READS_PER_WAKE);
+		/*
+		 * While the store's queue is full the events wait in the kernel's queue, the
+		 * group's own (a pause, then the batch timer looks again): read now, they would be
+		 * dropped, a loss of this sandbox for another's flood.
+		 */
+		if (g == FILE_GROUP_PROC || !sink_full(fe->env.sink))
+			read_group(fe, grp, g, READS_PER_WAKE);
+		else
+			fe->store_waits++;
 		/*
 		 * /proc's group is a trickle, and read at once: a process reading its own /proc/N
 		 * files and exiting within the pause would have no pidfd left to tell its own

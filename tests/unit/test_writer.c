@@ -29,9 +29,8 @@ static int group_setup(void **state)
 static struct sink *sink;
 
 /* A fresh store with sandbox 1 "wsb", handed to a new writer (and a sink in front of it). */
-static struct writer *start_writer(const char *name, unsigned batch_max, uint64_t queue_max)
+static struct writer *start_writer_cfg(const char *name, const struct writer_config *cfg)
 {
-	struct writer_config cfg = { .batch_max = batch_max, .queue_max = queue_max };
 	struct store_sandbox sb = { .id = 1, .name = "wsb", .state = "running" };
 	struct store *s = NULL;
 	struct writer *w = NULL;
@@ -40,11 +39,18 @@ static struct writer *start_writer(const char *name, unsigned batch_max, uint64_
 	/* Durability is not under test here; ordering and counting are. */
 	assert_int_equal(store_set_synchronous_full(s, 0), 0);
 	assert_int_equal(store_sandbox_put(s, &sb), 0);
-	assert_int_equal(writer_new(s, &cfg, &w), 0);
+	assert_int_equal(writer_new(s, cfg, &w), 0);
 	assert_non_null(w);
 	sink_free(sink);
 	assert_int_equal(sink_new(w, &sink), 0);
 	return w;
+}
+
+static struct writer *start_writer(const char *name, unsigned batch_max, uint64_t queue_max)
+{
+	struct writer_config cfg = { .batch_max = batch_max, .queue_max = queue_max };
+
+	return start_writer_cfg(name, &cfg);
 }
 
 static struct writer_op event_op(uint64_t token, int64_t i)
@@ -312,6 +318,65 @@ static void test_full_after_queue_max_ops_wait(void **state)
 	assert_int_equal(stored_events("full"), (int64_t)submitted);
 }
 
+#define QUEUE_BYTES (64 << 10)
+
+/*
+ * The queue's memory bound: ops of about 1 KiB each (their fields) fill 64 KiB after about 60 of
+ * them however many are allowed by count; the writer's pending_bytes is what they hold, the
+ * bound reached is counted once, and everything is stored once the writer may write again.
+ */
+static void test_full_at_queue_max_bytes(void **state)
+{
+	struct writer_config cfg = { .batch_max = 4,
+				     .queue_max = 1000000,
+				     .queue_max_bytes = QUEUE_BYTES };
+	struct writer *w = start_writer_cfg("fullbytes", &cfg);
+	struct completions cs = { 0 };
+	struct writer_stats st;
+	char fields[1100];
+	sqlite3 *db = NULL;
+	uint64_t submitted = 0, held = 0;
+	int full = 0;
+
+	(void)state;
+	assert_int_equal(sqlite3_open(fixture_db_path("fullbytes"), &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	memset(fields, 'x', sizeof(fields));
+	memcpy(fields, "{\"pad\":\"", 8);
+	memcpy(fields + sizeof(fields) - 3, "\"}", 3);
+	while (!full && submitted < 1000) {
+		struct writer_op op;
+
+		submitted++;
+		op = event_op(submitted, (int64_t)submitted);
+		assert_int_equal(event_set_fields_text(&op.ev, fields, strlen(fields)), 0);
+		held += writer_op_bytes(&op);
+		submit(w, op);
+		full = writer_full(w);
+		assert_int_equal(full, held >= QUEUE_BYTES);
+	}
+	assert_true(full);
+	assert_true(submitted < 70);
+	writer_get_stats(w, &st);
+	assert_int_equal(st.pending_bytes, held);
+	assert_int_equal(st.full, 1);
+	assert_true(writer_full(w)); /* still: counted once */
+	writer_get_stats(w, &st);
+	assert_int_equal(st.full, 1);
+
+	assert_int_equal(sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	writer_stop(w);
+	writer_dispatch(w, collect_cb, &cs);
+	assert_int_equal(cs.n, submitted);
+	completions_free(&cs);
+	writer_get_stats(w, &st);
+	assert_int_equal(st.pending_bytes, 0);
+	assert_false(writer_full(w));
+	writer_free(w);
+	assert_int_equal(stored_events("fullbytes"), (int64_t)submitted);
+}
+
 /* A trace op for call id in sandbox 1, owning a freshly parsed record and its event. */
 static struct writer_op trace_op(uint64_t token, const char *call_id, int step)
 {
@@ -431,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_completion_wakes_the_fd_before_stop),
 		cmocka_unit_test(test_submit_after_stop_is_eshutdown_and_frees_the_op),
 		cmocka_unit_test(test_full_after_queue_max_ops_wait),
+		cmocka_unit_test(test_full_at_queue_max_bytes),
 		cmocka_unit_test(test_trace_ops_report_new_duplicate_and_conflict),
 	};
 
