@@ -28,28 +28,20 @@ GOAL_AFTER=24
 need_root
 need_build
 case $SECONDS_STORM in '' | *[!0-9]* | 0) die "SECONDS must be a positive number" ;; esac
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$V2" ] || die "no cgroup2 mount"
 
 bench_tmp /var/tmp/firebreak-memory.XXXXXX
-CG=firebreak-bench-$$
 cleanup_more() {
 	[ -n "${G1:-}" ] && kill "$G1" 2>/dev/null
 	[ -n "${G2:-}" ] && kill "$G2" 2>/dev/null
-	if [ -d "$V2/$CG" ]; then
-		echo 0 >"$V2/$CG/cgroup.freeze" 2>/dev/null
-		echo 1 >"$V2/$CG/cgroup.kill" 2>/dev/null
-		for _ in $(seq 50); do rmdir "$V2/$CG" 2>/dev/null && break; sleep 0.05; done
-	fi
+	bench_cgroup_remove
 }
 
 copy_binaries
-gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" || die "build the generator"
+build_generator
 printf 'proc_sandbox_rate = 0\ndetector_actions = off\nlisten = off\n%s' "${BM_EXTRA_CONF:-}" >"$FB_CONF"
 DIE_LOG=1
 start_firebreakd || die "firebreakd does not answer"
-mkdir "$V2/$CG" || die "mkdir $V2/$CG"
-fb watch "$CG" --name "bm-$$" >/dev/null || die "watch $CG"
+bench_cgroup "bm-$$"
 
 rss_mib() { awk '/^VmRSS/ { print $2 / 1024 }' "/proc/$DPID/status"; }
 # generated stored-by-writer lost unattributed store-lost pending(writer) pending(reader)

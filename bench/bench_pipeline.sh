@@ -35,28 +35,21 @@ RING=$((256 << 20))
 need_root
 need_build
 case $N in '' | *[!0-9]* | 0) die "N must be a positive number" ;; esac
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$V2" ] || die "no cgroup2 mount"
 
 bench_tmp /var/tmp/firebreak-pipeline.XXXXXX
-CG=firebreak-bench-$$
 # Before bench_cleanup stops firebreakd: it may be stopped (SIGSTOP) mid-phase; its cgroup goes.
 cleanup_more() {
 	[ -n "$DPID" ] && kill -CONT "$DPID" 2>/dev/null
-	if [ -d "$V2/$CG" ]; then
-		echo 1 >"$V2/$CG/cgroup.kill" 2>/dev/null
-		for _ in $(seq 50); do rmdir "$V2/$CG" 2>/dev/null && break; sleep 0.05; done
-	fi
+	bench_cgroup_remove
 }
 
 copy_binaries
-gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" || die "build the generator"
+build_generator
 # The pipeline's throughput is measured, not fairness: the one sandbox may fill the whole ring.
 printf 'proc_ring_size = %d\nproc_sandbox_rate = 0\nlisten = off\n' "$RING" >"$FB_CONF"
 DIE_LOG=1
 start_firebreakd || die "firebreakd does not answer"
-mkdir "$V2/$CG" || die "mkdir $V2/$CG"
-fb watch "$CG" --name "bp-$$" >/dev/null || die "watch $CG"
+bench_cgroup "bp-$$"
 
 gen() { # gen N: runs the generator in the cgroup; prints its elapsed ns
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" connect "$2"' "$V2/$CG" "$T/bin/gen" "$1"

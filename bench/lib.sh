@@ -11,6 +11,10 @@
 #   fb ARGS            the CLI on this run's config ($FB_CONF, if set), store and runtime dir
 #   start_firebreakd   firebreakd in the background (its pid in DPID) on $FBD_CONF (else
 #                      $FB_CONF), logging to $FB_LOG; returns 1 if it does not answer in 5 s
+#   build_generator    bench/workload/getppid_loop.c built as $T/bin/gen
+#   bench_cgroup NAME  a cgroup of the run's, $V2/$CG (firebreak-bench-PID), adopted by the running
+#                      firebreakd as sandbox NAME (firebreak watch); bench_cgroup_remove, for
+#                      cleanup_more, thaws it, kills what is in it and removes it
 #   world_up TIMEOUT   the test world (tests/world) in $T/world, for TIMEOUT seconds at most
 #   WORLD_CONF         the config lines that send the egress gate's traffic into that world
 # shellcheck shell=bash
@@ -70,6 +74,26 @@ start_firebreakd() {
 	DPID=$!
 	for _ in $(seq 100); do fb status >/dev/null 2>&1 && return 0; sleep 0.05; done
 	fb status >/dev/null 2>&1
+}
+
+build_generator() {
+	gcc -O2 -std=gnu11 -Wall -Wextra -o "$T/bin/gen" "$ROOT/bench/workload/getppid_loop.c" ||
+		die "build the generator"
+}
+
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CG=firebreak-bench-$$
+bench_cgroup() {
+	[ -n "$V2" ] || die "no cgroup2 mount"
+	mkdir "$V2/$CG" || die "mkdir $V2/$CG"
+	fb watch "$CG" --name "$1" >/dev/null || die "watch $CG"
+}
+
+bench_cgroup_remove() {
+	[ -n "$V2" ] && [ -d "$V2/$CG" ] || return 0
+	echo 0 >"$V2/$CG/cgroup.freeze" 2>/dev/null
+	echo 1 >"$V2/$CG/cgroup.kill" 2>/dev/null
+	for _ in $(seq 50); do rmdir "$V2/$CG" 2>/dev/null && break; sleep 0.05; done
 }
 
 world_up() {
