@@ -87,7 +87,8 @@ struct detect_state {
 		struct detect_upload upload; /* what it sent through the L7 proxy */
 	} * tools; /* n_tools of them: a sandbox's state is as small as its policy */
 	struct detect_upload upload_other; /* sent from no tool's address (or no policy) */
-	struct detect_beacon beacons[DETECT_BEACON_KEYS];
+	struct detect_beacon *beacons;	   /* DETECT_BEACON_KEYS of them, made at the first proxied
+					      request: most sandboxes never make one (11 KiB each) */
 	enum policy_action actions[POLICY_SEVERITIES];
 	enum policy_action on_lost; /* what monitor.blind does ("on_lost_events") */
 	char **off;		    /* rule ids switched off, NULL-terminated (owned) */

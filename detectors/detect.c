@@ -182,6 +182,7 @@ void detect_state_free(struct detect_state *st)
 		free(st->off[i]);
 	free(st->off);
 	free(st->tools);
+	free(st->beacons);
 	free(st);
 }
 

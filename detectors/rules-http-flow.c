@@ -112,11 +112,16 @@ static size_t upload_rule(struct detect_state *st, const struct event *ev, const
 	return 1;
 }
 
-/* The key's entry: found, else a free one, else the least recently seen (its history goes). */
+/*
+ * The key's entry: found, else a free one, else the least recently seen (its history goes). NULL
+ * only when the table cannot be made (out of memory).
+ */
 static struct detect_beacon *beacon_of(struct detect_state *st, const char *tool, uint64_t host)
 {
 	struct detect_beacon *victim = NULL;
 
+	if (!st->beacons && !(st->beacons = calloc(DETECT_BEACON_KEYS, sizeof(*st->beacons))))
+		return NULL;
 	for (size_t i = 0; i < DETECT_BEACON_KEYS; i++) {
 		struct detect_beacon *b = &st->beacons[i];
 
@@ -200,8 +205,8 @@ static size_t beacon_rule(struct detect_state *st, const struct event *ev, const
 		name[--len] = '\0';
 	if (!len)
 		return 0;
-	b = beacon_of(st, ev->tool, detect_name_hash(name));
-	if (!beacon_note(b, ev->ts, ev->id) || ev->ts < b->quiet_until ||
+	if (!(b = beacon_of(st, ev->tool, detect_name_hash(name))) ||
+	    !beacon_note(b, ev->ts, ev->id) || ev->ts < b->quiet_until ||
 	    !beacon_regular(b, &st->cfg, &mean, &dev) || !room)
 		return 0;
 	b->quiet_until = ev->ts + st->cfg.http_beacon_window_ns;

@@ -16,7 +16,9 @@
 struct client {
 	struct lineserver *ls;
 	size_t slot;
-	int fd; /* -1: slot free */
+	int open; /* 0: the slot is free (the table is calloc'd and never written whole: a slot's
+		     pages become resident only once a client has used it) */
+	int fd;
 	uint32_t gen;
 	char *in;
 	size_t in_len, in_cap;
@@ -42,8 +44,9 @@ struct lineserver {
 	struct lineserver_ops ops;
 	void *data;
 	struct client *clients;
-	int paused;  /* by the writer's backpressure */
-	int stopped; /* shutting down: no accept, no read */
+	unsigned slots_used; /* one past the highest slot ever taken: where the scans stop */
+	int paused;	     /* by the writer's backpressure */
+	int stopped;	     /* shutting down: no accept, no read */
 	struct lineserver_stats stats;
 	struct log_ratelimit rl;
 };
@@ -67,18 +70,19 @@ static struct client *token_client(struct lineserver *ls, uint64_t token)
 	if (slot == 0 || slot > ls->cfg.clients_max)
 		return NULL;
 	slot--;
-	if (ls->clients[slot].fd < 0 || ls->clients[slot].gen != gen)
+	if (!ls->clients[slot].open || ls->clients[slot].gen != gen)
 		return NULL;
 	return &ls->clients[slot];
 }
 
 static void client_close(struct lineserver *ls, struct client *c)
 {
-	if (c->fd < 0)
+	if (!c->open)
 		return;
 	loop_remove(ls->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
+	c->open = 0;
 	c->gen++; /* completions still in the writer for this client now find nobody */
 	free(c->in);
 	free(c->out);
@@ -201,7 +205,7 @@ static void process_input(struct lineserver *ls, size_t slot)
 		else
 			handle_line(ls, slot, c->in + start, len);
 		start = (size_t)(nl - c->in) + 1;
-		if (ls->clients[slot].fd < 0)
+		if (!ls->clients[slot].open)
 			return;
 	}
 	memmove(c->in, c->in + start, c->in_len - start);
@@ -271,7 +275,7 @@ static void client_event(struct loop *l, int fd, uint32_t events, void *data)
 		return;
 	if ((events & EPOLLIN) && !ls->stopped) {
 		client_read(ls, slot);
-		if (c->fd < 0)
+		if (!c->open)
 			return;
 	}
 	if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
@@ -324,8 +328,8 @@ static unsigned clients_of_uid(struct lineserver *ls, uid_t uid)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++)
-		n += ls->clients[i].fd >= 0 && ls->clients[i].uid == uid;
+	for (unsigned i = 0; i < ls->slots_used; i++)
+		n += ls->clients[i].open && ls->clients[i].uid == uid;
 	return n;
 }
 
@@ -334,7 +338,7 @@ int lineserver_add_client(struct lineserver *ls, int fd, int root)
 	size_t slot;
 
 	for (slot = 0; slot < ls->cfg.clients_max; slot++)
-		if (ls->clients[slot].fd < 0)
+		if (!ls->clients[slot].open)
 			break;
 	if (slot == ls->cfg.clients_max || ls->stopped) {
 		ls->stats.refused_full++;
@@ -370,6 +374,9 @@ int lineserver_add_client(struct lineserver *ls, int fd, int root)
 	c->uid = uid;
 	c->partial_since = 0;
 	c->fd = fd;
+	c->open = 1;
+	if (slot + 1 > ls->slots_used)
+		ls->slots_used = (unsigned)slot + 1;
 	c->in_len = c->out_len = c->out_off = 0;
 	c->discarding = c->eof = 0;
 	c->lines_in = c->replies_out = 0;
@@ -380,6 +387,7 @@ int lineserver_add_client(struct lineserver *ls, int fd, int root)
 	c->slot = slot;
 	if (loop_add(ls->loop, fd, c->events, client_event, c) < 0) {
 		c->fd = -1;
+		c->open = 0;
 		return -ENOMEM;
 	}
 	ls->stats.accepted++;
@@ -413,8 +421,6 @@ int lineserver_new(struct loop *l, struct writer *w, int fd, const struct linese
 		free(ls);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < cfg->clients_max; i++)
-		ls->clients[i].fd = -1;
 	r = fd >= 0 ? loop_add(l, fd, EPOLLIN, accept_event, ls) : 0;
 	if (r < 0) {
 		free(ls->clients);
@@ -429,7 +435,7 @@ void lineserver_free(struct lineserver *ls)
 {
 	if (!ls)
 		return;
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++)
+	for (unsigned i = 0; i < ls->slots_used; i++)
 		client_close(ls, &ls->clients[i]);
 	if (ls->listen_fd >= 0) {
 		loop_remove(ls->loop, ls->listen_fd);
@@ -468,10 +474,10 @@ void lineserver_flush(struct lineserver *ls)
 {
 	if (!ls)
 		return;
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
+	for (unsigned i = 0; i < ls->slots_used; i++) {
 		struct client *c = &ls->clients[i];
 
-		if (c->fd < 0)
+		if (!c->open)
 			continue;
 		if (out_pending(c) > 0 && client_flush(ls, c) < 0)
 			continue;
@@ -503,10 +509,10 @@ void lineserver_tick(struct lineserver *ls)
 		return;
 	uint64_t now = time_mono_ns();
 
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
+	for (unsigned i = 0; i < ls->slots_used; i++) {
 		struct client *c = &ls->clients[i];
 
-		if (c->fd < 0)
+		if (!c->open)
 			continue;
 		if (c->stalled_since && ls->cfg.stall_timeout_ns &&
 		    now - c->stalled_since >= ls->cfg.stall_timeout_ns) {
@@ -551,8 +557,8 @@ void lineserver_pause(struct lineserver *ls, int pause)
 	if (ls->paused == pause)
 		return;
 	ls->paused = pause;
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++)
-		if (ls->clients[i].fd >= 0)
+	for (unsigned i = 0; i < ls->slots_used; i++)
+		if (ls->clients[i].open)
 			client_update(ls, &ls->clients[i]);
 }
 
@@ -566,8 +572,8 @@ void lineserver_stop_input(struct lineserver *ls)
 		close(ls->listen_fd);
 		ls->listen_fd = -1;
 	}
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++)
-		if (ls->clients[i].fd >= 0)
+	for (unsigned i = 0; i < ls->slots_used; i++)
+		if (ls->clients[i].open)
 			client_update(ls, &ls->clients[i]);
 }
 
@@ -577,10 +583,10 @@ void lineserver_flush_and_close(struct lineserver *ls, uint64_t timeout_ns)
 		return;
 	uint64_t deadline = time_mono_ns() + timeout_ns;
 
-	for (unsigned i = 0; i < ls->cfg.clients_max; i++) {
+	for (unsigned i = 0; i < ls->slots_used; i++) {
 		struct client *c = &ls->clients[i];
 
-		while (c->fd >= 0 && out_pending(c) > 0 && time_mono_ns() < deadline) {
+		while (c->open && out_pending(c) > 0 && time_mono_ns() < deadline) {
 			struct pollfd p = { .fd = c->fd, .events = POLLOUT };
 
 			if (poll(&p, 1, 50) < 0 || client_flush(ls, c) < 0)

@@ -61,8 +61,13 @@ struct file_notify {
 	size_t last_fs;	      /* the slot the last event was of: events come in runs */
 	struct hashmap *dirs; /* handle (hex) -> struct dir_entry: resolved once, not per event */
 	int32_t count_pid;    /* the pid of the link count event just read, or 0 */
-	char buf[READ_BUF] __attribute__((aligned(8)));
 };
+
+/*
+ * One read buffer for every group: they are read by the loop's thread alone, one at a time, and
+ * 64 KiB per pair of groups was a tenth of firebreakd's memory with 56 pairs.
+ */
+static char read_buf[READ_BUF] __attribute__((aligned(8)));
 
 static void dirs_clear(struct file_notify *n);
 
@@ -578,12 +583,12 @@ int file_notify_read(struct file_notify *n, int which,
 		     void (*fn)(const struct file_note *note, void *data), void *data)
 {
 	const struct fanotify_event_metadata *m;
-	ssize_t len = read(n->fd[which], n->buf, sizeof(n->buf));
+	ssize_t len = read(n->fd[which], read_buf, sizeof(read_buf));
 	int count = 0;
 
 	if (len < 0)
 		return errno == EAGAIN ? 0 : -errno;
-	for (m = (const void *)n->buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+	for (m = (const void *)read_buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
 		struct dirent_recs r;
 
 		count++;

@@ -100,7 +100,8 @@ void file_notify_unmark(struct file_notify *n, const void *owner);
 
 /*
  * Reads what group which has (at most one buffer) and calls fn for each event; returns how many
- * events were read (0: none waiting) or -errno.
+ * events were read (0: none waiting) or -errno. The loop's thread only, and fn must not read a
+ * group itself: every group is read into one buffer.
  */
 int file_notify_read(struct file_notify *n, int which,
 		     void (*fn)(const struct file_note *note, void *data), void *data);

@@ -56,8 +56,8 @@ struct proc_events {
 	int64_t lost_since;		 /* when the tracer started */
 	struct hashmap *loss_seen;	 /* sandbox -> its loss as last reported */
 	struct proc_pending *pending;	 /* records whose step was not reported yet */
-	size_t n_pending;
-	int paused; /* the ring is not polled: the writer's queue is full */
+	size_t n_pending, pending_cap;	 /* grown as needed, up to PROC_PENDING_MAX; freed empty */
+	int paused;			 /* the ring is not polled: the writer's queue is full */
 	/* Its counters: the fixed ones, then one loss counter per record kind. */
 	struct counter_def counters[6 + PROC_TRACE_KINDS];
 	char lost_names[PROC_TRACE_KINDS][32];
@@ -268,9 +268,17 @@ static int on_record(const struct proc_trace_event *e, void *data)
 	if (emit(pe, e, 0) > 0)
 		return (++pe->read & 255) == 0 && sink_full(pe->env.sink);
 	pe->read++;
-	if (!pe->pending)
-		pe->pending = calloc(PROC_PENDING_MAX, sizeof(*pe->pending));
-	if (!pe->pending || pe->n_pending == PROC_PENDING_MAX) {
+	/* 1.2 KiB each (an exec's argv): grown as needed, not 4.9 MB from the first. */
+	if (pe->n_pending == pe->pending_cap && pe->pending_cap < PROC_PENDING_MAX) {
+		size_t cap = pe->pending_cap ? 2 * pe->pending_cap : 16;
+		struct proc_pending *v = realloc(pe->pending, cap * sizeof(*v));
+
+		if (v) {
+			pe->pending = v;
+			pe->pending_cap = cap;
+		}
+	}
+	if (pe->n_pending == pe->pending_cap) {
 		pe->unattributed++;
 		return 0;
 	}
@@ -297,6 +305,11 @@ static void retry_pending(struct proc_events *pe)
 		pe->pending[kept++] = *p;
 	}
 	pe->n_pending = kept;
+	if (kept == 0 && pe->pending_cap > 16) { /* a burst's array goes with it */
+		free(pe->pending);
+		pe->pending = NULL;
+		pe->pending_cap = 0;
+	}
 }
 
 /*
