@@ -24,10 +24,12 @@
 /*
  * A sandbox whose cgroup used no CPU since its last sample has nothing new to say (no process of
  * it ran: no memory, pids or fork of its own changed); it is read in full again only every
- * IDLE_FULL_ROUNDS rounds (4 s at 250 ms), for what changes without it (io written back for it,
- * pressure decaying). At rest that is one pread of cpu.stat per sandbox and round.
+ * IDLE_FULL_ROUNDS rounds (16 s at 250 ms), for what changes without it (io written back for it,
+ * pressure decaying). At rest that is one pread of cpu.stat per sandbox and round. A full read
+ * is some 40 syscalls (a file opened per value, each controller's directory listed for steps):
+ * every 4 s, it was most of firebreakd's work with 100 idle sandboxes.
  */
-#define IDLE_FULL_ROUNDS 16
+#define IDLE_FULL_ROUNDS 64
 /* A sample not refreshed for this many rounds is of a cgroup that is gone. */
 #define FORGET_ROUNDS (IDLE_FULL_ROUNDS + 2)
 

@@ -37,12 +37,9 @@ struct {
 	__type(value, struct dns_trace_watch);
 } dns_watched SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DNS_TRACE_LOSSES);
-	__type(key, __u32);
-	__type(value, __u64);
-} dns_lost SEC(".maps");
+/* Messages lost, per reason: global, read by firebreakd as memory (proc-trace.bpf.c's lost_total).
+ */
+__u64 dns_lost_total[DNS_TRACE_LOSSES];
 
 /* What the headers say, before a record is reserved (a whole record exceeds the BPF stack). */
 struct head {
@@ -53,10 +50,8 @@ struct head {
 
 static __always_inline void count_loss(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&dns_lost, &what);
-
-	if (n)
-		*n += 1;
+	if (what < DNS_TRACE_LOSSES)
+		__sync_fetch_and_add(&dns_lost_total[what], 1);
 }
 
 /* The packet's L4 header offset and protocol, and its addresses; 0, or -1 if not IP or a

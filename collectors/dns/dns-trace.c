@@ -194,8 +194,6 @@ int dns_tracer_drain(struct dns_tracer *t, void (*fn)(const struct dns_trace_eve
 
 void dns_tracer_lost(struct dns_tracer *t, uint64_t ret[DNS_TRACE_LOSSES])
 {
-	int fd = bpf_map__fd(t->skel->maps.dns_lost);
-
 	for (uint32_t k = 0; k < DNS_TRACE_LOSSES; k++)
-		ret[k] = bpf_percpu_sum(fd, k);
+		ret[k] = __atomic_load_n(&t->skel->bss->dns_lost_total[k], __ATOMIC_RELAXED);
 }

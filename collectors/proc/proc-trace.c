@@ -293,10 +293,8 @@ const char *proc_tracer_kind_name(unsigned kind)
 
 void proc_tracer_lost(struct proc_tracer *t, uint64_t ret[PROC_TRACE_KINDS])
 {
-	int fd = bpf_map__fd(t->skel->maps.lost);
-
 	for (__u32 k = 0; k < PROC_TRACE_KINDS; k++)
-		ret[k] = bpf_percpu_sum(fd, k);
+		ret[k] = __atomic_load_n(&t->skel->bss->lost_total[k], __ATOMIC_RELAXED);
 }
 
 void proc_tracer_lost_each(struct proc_tracer *t,
