@@ -5,8 +5,11 @@
 # The generator is bench/workload/getppid_loop.c "connect": one UDP socket connect()ed N times to
 # 127.0.0.1:9, the cheapest syscall firebreakd records (one net.connect each, from the cgroup
 # hook), run in a cgroup this script makes outside firebreak/ and adopts with firebreak watch (so
-# no enforcer layer taxes the generator). Two phases, each of N connects (default 1,000,000):
+# no enforcer layer taxes the generator). Three phases, each of N connects (default 1,000,000):
 #
+#   floor  before firebreakd watches: its tracer (same programs, ring, hooks) read by a reader that
+#          only counts (bench/bench_tracer_floor.c), two generators racing it: the live phase's
+#          peer in make bench's table (goal: live >= 0.9x of it)
 #   burst  firebreakd is stopped (SIGSTOP) while the generator fills the 256 MiB ring buffer,
 #          then continued: the reader's and the writer's rates with a full ring waiting.
 #   live   firebreakd runs; two generators (N/2 each, one per CPU) race it.
@@ -39,6 +42,7 @@ case $N in '' | *[!0-9]* | 0) die "N must be a positive number" ;; esac
 bench_tmp /var/tmp/firebreak-pipeline.XXXXXX
 # Before bench_cleanup stops firebreakd: it may be stopped (SIGSTOP) mid-phase; its cgroup goes.
 cleanup_more() {
+	[ -n "${FLOOR:-}" ] && kill "$FLOOR" 2>/dev/null
 	[ -n "$DPID" ] && kill -CONT "$DPID" 2>/dev/null
 	bench_cgroup_remove
 }
@@ -49,7 +53,7 @@ build_generator
 printf 'proc_ring_size = %d\nproc_sandbox_rate = 0\nlisten = off\n' "$RING" >"$FB_CONF"
 DIE_LOG=1
 start_firebreakd || die "firebreakd does not answer"
-bench_cgroup "bp-$$"
+
 
 gen() { # gen N: runs the generator in the cgroup; prints its elapsed ns
 	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$1" connect "$2"' "$V2/$CG" "$T/bin/gen" "$1"
@@ -84,7 +88,8 @@ measure() {
 	local stored
 	stored=$(stored_connects)
 	python3 - "$phase" "$want" "$stored" "$STORED_BEFORE" "$t0" "$t_read" "$t_stored" "$gen_ns" \
-		"$r0 $rn0 $l0 $u0 $we0 $wb0 $wl0" "$r $rn $l $u $we $wb $wl" "$ROOT/bench" <<'PY'
+		"$r0 $rn0 $l0 $u0 $we0 $wb0 $wl0" "$r $rn $l $u $we $wb $wl" "$ROOT/bench" \
+		"$FLOOR_READ" "$FLOOR_NS" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[11])
 from figures import record
@@ -99,12 +104,38 @@ print("%-6s %9d generated%s" % (phase, want, "" if not gen_ns else ", %.0fk/s by
 print("       read    %9d: %6.0fk/s of reader time, %6.0fk/s of wall time" % (read, read / read_ns * 1e6 if read_ns else 0, read / (t_read - t0) * 1e6))
 print("       stored  %9d: %6.0fk/s of writer time, %6.0fk/s of wall time" % (stored, wev / wbusy * 1e6 if wbusy else 0, stored / (t_stored - t0) * 1e6))
 print("       lost    kernel ring %d, unattributed %d, store %d; unaccounted %d" % (lost, unattr, wlost, unacc))
-record("pipeline", "kernel -> store, %s, of wall time" % phase, stored / (t_stored - t0) * 1e6, "k/s")
+floor = int(sys.argv[12]) / int(sys.argv[13]) * 1e6  # the counting reader's, k/s of wall time
+if phase == "live":
+    record("pipeline", "kernel -> store, live, of wall time", stored / (t_stored - t0) * 1e6, "k/s",
+           "bare tracer", floor, ("ratio", ">=", 0.9))
+else:
+    record("pipeline", "kernel -> store, %s, of wall time" % phase, stored / (t_stored - t0) * 1e6, "k/s")
 record("pipeline", "records unaccounted, %s" % phase, unacc, "", None, None, ("value", "==", 0))
 if unacc != 0:
     sys.exit("bench_pipeline: %d records unaccounted in phase %s" % (unacc, phase))
 PY
 }
+
+# floor: before firebreakd watches the cgroup, its own tracer (the same BPF programs, ring size and
+# hooks) read by a reader that only counts (bench/bench_tracer_floor.c), two generators racing it
+# as in the live phase below: the rate the live phase is measured against.
+mkdir "$V2/$CG" || die "mkdir $V2/$CG"
+"$ROOT/build/bench/bench_tracer_floor" "$CG" "$RING" "$N" >"$T/floor" 2>&1 &
+FLOOR=$!
+for _ in $(seq 100); do grep -q ready "$T/floor" && break; sleep 0.05; done
+grep -q ready "$T/floor" || die "the floor reader did not start: $(cat "$T/floor")"
+t0=$(date +%s%N)
+gen $((N / 2)) >/dev/null &
+g1=$!
+gen $((N - N / 2)) >/dev/null &
+g2=$!
+wait "$g1" && wait "$g2" || die "generator (floor)"
+wait "$FLOOR" || die "the floor reader failed: $(cat "$T/floor")"
+FLOOR=""
+FLOOR_NS=$(($(date +%s%N) - t0))
+read -r _ FLOOR_READ _ FLOOR_LOST <<<"$(grep '^read ' "$T/floor")"
+echo "floor  $N generated; a counting reader on the same tracer: $((FLOOR_READ * 1000000 / FLOOR_NS))k/s of wall time, $FLOOR_LOST lost in the ring"
+bench_cgroup "bp-$$"
 
 echo "bench_pipeline: N=$N connects per phase, ring $((RING >> 20)) MiB, store $FB_DB"
 # burst: the ring fills while firebreakd is stopped.

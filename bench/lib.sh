@@ -85,7 +85,7 @@ V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CG=firebreak-bench-$$
 bench_cgroup() {
 	[ -n "$V2" ] || die "no cgroup2 mount"
-	mkdir "$V2/$CG" || die "mkdir $V2/$CG"
+	[ -d "$V2/$CG" ] || mkdir "$V2/$CG" || die "mkdir $V2/$CG"
 	fb watch "$CG" --name "$1" >/dev/null || die "watch $CG"
 }
 
