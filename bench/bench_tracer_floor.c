@@ -52,7 +52,8 @@ int main(int argc, char **argv)
 	want = strtoull(argv[3], NULL, 10);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if ((r = cgroup_id(argv[1], &cgid)) < 0 || (r = cgroup_v2_dir(argv[1], dir, sizeof(dir))) < 0 ||
+	if ((r = cgroup_id(argv[1], &cgid)) < 0 ||
+	    (r = cgroup_v2_dir(argv[1], dir, sizeof(dir))) < 0 ||
 	    (r = proc_tracer_new(strtoull(argv[2], NULL, 10), 0, &t)) < 0 ||
 	    (r = proc_tracer_watch(t, cgid, cgroup_level(argv[1]), dir, 1)) < 0) {
 		fprintf(stderr, "bench_tracer_floor: %s\n", strerror(-r));
