@@ -48,7 +48,9 @@ static int find_step(struct registry *r, const char *sandbox, const char *dir, u
 
 /*
  * The registry knows the steps the enforcer reported; a record can arrive before that report,
- * so a miss looks the id up under firebreak/ and remembers what it found.
+ * so a miss looks the id up under firebreak/ and remembers what it found. A step found so,
+ * before its report, has no tool (NULL) until the report replaces the entry: the process
+ * tracer's records wait for it, the syscall recorder's are the sandbox's, step unknown.
  */
 int collector_resolve(struct registry *r, uint64_t cgid, const char **ret_sandbox,
 		      int64_t *ret_step, const char **ret_tool)

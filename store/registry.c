@@ -251,7 +251,7 @@ int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sand
 		return 0;
 	*ret_sandbox = e->sandbox;
 	*ret_step = e->step;
-	*ret_tool = e->tool;
+	*ret_tool = e->tool[0] ? e->tool : NULL;
 	return 1;
 }
 

@@ -43,7 +43,8 @@ int registry_step_start(struct registry *r, const char *sandbox, int64_t step, c
 int registry_cgroup_put(struct registry *r, uint64_t cgid, const char *sandbox, int64_t step,
 			const char *tool);
 
-/* Looks a cgroup id up; 1 and the fields (pointers owned by the registry), or 0 if unknown. */
+/* Looks a cgroup id up; 1 and the fields (pointers owned by the registry; the tool NULL if not
+ * known), or 0 if unknown. */
 int registry_cgroup_get(struct registry *r, uint64_t cgid, const char **ret_sandbox,
 			int64_t *ret_step, const char **ret_tool);
 

@@ -343,8 +343,13 @@ static int attribute(struct proc_events *pe, const struct proc_trace_event *e, i
 			return 1;
 	}
 	return collector_resolve(pe->env.registry, e->cgroup_id, sandbox, step, tool) &&
-	       (*sb = registry_find(pe->env.registry, *sandbox));
+	       (*sb = registry_find(pe->env.registry, *sandbox)) &&
+	       (*step == EVENT_STEP_NONE || *tool || late);
 found:
+	/* A step cgroup found before its step's report (collector_resolve) has no tool yet: the
+	 * record waits for the report. */
+	if (*step != EVENT_STEP_NONE && !*tool && !late)
+		return 0;
 	c->cgid = e->cgroup_id;
 	c->gen = registry_generation(pe->env.registry);
 	c->step = *step;

@@ -55,11 +55,12 @@ static void on_record(const struct syscall_trace_event *e, void *data)
 	int64_t step = EVENT_STEP_NONE;
 	char *name;
 
-	/* The step, where the registry knows it (a record can beat its step's report); an
-	 * adopted cgroup has no steps. */
+	/* The step, where the registry knows it and its tool: a record can beat its step's
+	 * report, and the step cgroup found before it has no tool yet. An adopted cgroup has no
+	 * steps. */
 	if (c->adopted ||
 	    !collector_resolve(d->env.registry, e->cgroup_id, &sandbox, &step, &tool) ||
-	    strcmp(sandbox, c->sandbox) != 0) {
+	    strcmp(sandbox, c->sandbox) != 0 || !tool) {
 		sandbox = c->sandbox;
 		step = EVENT_STEP_NONE;
 		tool = NULL;
