@@ -23,9 +23,16 @@ for c in $(seq $CLIENTS); do
 	}' >"$T/client-$c.jsonl"
 done
 
+# Each client's last 100 lines wait 3 s behind the rest: the kill below lands mid-stream or, where
+# the store took everything before the status poll saw a quarter (it stored all 100,000 lines
+# between the poll and the kill once), while they wait: some client always has to reconnect.
 client_pids=""
 for c in $(seq $CLIENTS); do
-	"$FB" trace kill-restart --retry-for 60s <"$T/client-$c.jsonl" 2>"$T/client-$c.err" &
+	{
+		head -n "$((2 * CALLS - 100))" "$T/client-$c.jsonl"
+		sleep 3
+		tail -n 100 "$T/client-$c.jsonl"
+	} | "$FB" trace kill-restart --retry-for 60s 2>"$T/client-$c.err" &
 	client_pids="$client_pids $!"
 	FB_PIDS="$FB_PIDS $!"
 done
