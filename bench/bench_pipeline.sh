@@ -25,6 +25,9 @@
 #                (writer.lost_events); unaccounted = N - stored - lost must be 0
 # The stored count is read from the store itself (SELECT count(*) ... kind = 'net.connect').
 #
+# PIPELINE_PERF=FILE: the live phase is also recorded with `perf record -g` of firebreakd into
+# FILE (read with `perf report -i FILE`); the figures are then the profiled daemon's.
+#
 # Needs root and a built tree (make). Everything is in a mktemp directory under /var/tmp and one
 # cgroup named firebreak-bench-PID; the EXIT trap stops the daemon it started (by pid) and
 # removes both.
@@ -43,6 +46,7 @@ bench_tmp /var/tmp/firebreak-pipeline.XXXXXX
 # Before bench_cleanup stops firebreakd: it may be stopped (SIGSTOP) mid-phase; its cgroup goes.
 cleanup_more() {
 	[ -n "${FLOOR:-}" ] && kill "$FLOOR" 2>/dev/null
+	[ -n "${PERF:-}" ] && kill -INT "$PERF" 2>/dev/null
 	[ -n "$DPID" ] && kill -CONT "$DPID" 2>/dev/null
 	bench_cgroup_remove
 }
@@ -150,6 +154,12 @@ measure burst "$N" "$before" "$t0" 0 || exit 1
 # live: two generators race a running firebreakd.
 STORED_BEFORE=$(stored_connects)
 before=$(snap)
+PERF=""
+if [ -n "${PIPELINE_PERF:-}" ]; then
+	perf record -q -g -e cpu-clock -p "$DPID" -o "$PIPELINE_PERF" 2>"$T/perf.log" &
+	PERF=$!
+	sleep 0.5
+fi
 t0=$(now_ns)
 gen $((N / 2)) >"$T/g1" &
 g1=$!
@@ -158,6 +168,11 @@ g2=$!
 wait "$g1" && wait "$g2" || die "generator"
 gen_ns=$(($(now_ns) - t0))
 measure live "$N" "$before" "$t0" "$gen_ns" || exit 1
+if [ -n "$PERF" ]; then
+	kill -INT "$PERF" && wait "$PERF"
+	PERF=""
+	echo "bench_pipeline: the live phase's profile is in $PIPELINE_PERF"
+fi
 echo "bench_pipeline: firebreakd VmRSS $(awk '/VmRSS/ { print $2, $3 }' "/proc/$DPID/status")"
 python3 "$ROOT/bench/figures.py" add pipeline "firebreakd VmRSS after the phases" \
 	"$(awk '/VmRSS/ { print $2 / 1024 }' "/proc/$DPID/status")" MiB
