@@ -10,8 +10,9 @@
 #   floor  before firebreakd watches: its tracer (same programs, ring, hooks) read by a reader that
 #          only counts (bench/bench_tracer_floor.c), two generators racing it: the live phase's
 #          peer in make bench's table (goal: live >= 0.9x of it)
-#   burst  firebreakd is stopped (SIGSTOP) while the generator fills the 256 MiB ring buffer,
-#          then continued: the reader's and the writer's rates with a full ring waiting.
+#   burst  firebreakd (and its watchdog) is stopped (SIGSTOP) while the generator fills the
+#          256 MiB ring buffer, then continued: the reader's and the writer's rates with a full
+#          ring waiting.
 #   live   firebreakd runs; two generators (N/2 each, one per CPU) race it.
 #
 # Figures per phase:
@@ -48,6 +49,7 @@ cleanup_more() {
 	[ -n "${FLOOR:-}" ] && kill "$FLOOR" 2>/dev/null
 	[ -n "${PERF:-}" ] && kill -INT "$PERF" 2>/dev/null
 	[ -n "$DPID" ] && kill -CONT "$DPID" 2>/dev/null
+	[ -n "${WPID:-}" ] && kill -CONT "$WPID" 2>/dev/null
 	bench_cgroup_remove
 }
 
@@ -142,13 +144,20 @@ echo "floor  $N generated; a counting reader on the same tracer: $((FLOOR_READ *
 bench_cgroup "bp-$$"
 
 echo "bench_pipeline: N=$N connects per phase, ring $((RING >> 20)) MiB, store $FB_DB"
-# burst: the ring fills while firebreakd is stopped.
+# burst: the ring fills while firebreakd is stopped. Its watchdog is stopped first: it would
+# freeze the generator's cgroup 1.5 s into firebreakd's silence (and the burst would never end
+# where the generator takes longer than that); it goes on once firebreakd beats again.
+WPID=$(sed -n 's/.*watchdog \([0-9]*\) started.*/\1/p' "$FB_LOG" | tail -n 1)
+[ -n "$WPID" ] || die "firebreakd's log names no watchdog"
 STORED_BEFORE=$(stored_connects)
 before=$(snap)
-kill -STOP "$DPID"
-gen "$N" >/dev/null || { kill -CONT "$DPID"; die "generator"; }
+kill -STOP "$WPID" "$DPID"
+gen "$N" >/dev/null || { kill -CONT "$DPID" "$WPID"; die "generator"; }
 t0=$(now_ns)
 kill -CONT "$DPID"
+sleep 0.5
+kill -CONT "$WPID"
+WPID=""
 measure burst "$N" "$before" "$t0" 0 || exit 1
 
 # live: two generators race a running firebreakd.
