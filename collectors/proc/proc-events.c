@@ -87,67 +87,133 @@ static const char *family_name(unsigned f)
 }
 
 /*
+ * Text put piece by piece into a fixed buffer: the fields of the records every storm is made of
+ * are written here, as snprintf's format parsing was a tenth of the reader's time.
+ */
+struct fixbuf {
+	char *p;
+	size_t len, size;
+	int over; /* something did not fit: the text is incomplete */
+};
+
+static void put(struct fixbuf *b, const char *s, size_t n)
+{
+	if (b->over || n >= b->size - b->len) {
+		b->over = 1;
+		return;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* lit: a string literal, nothing else (its size is taken) */
+#define PUT(b, lit) put((b), "" lit, sizeof(lit) - 1)
+
+static void put_u64(struct fixbuf *b, uint64_t v)
+{
+	char digits[20];
+	size_t i = sizeof(digits);
+
+	do
+		digits[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	put(b, digits + i, sizeof(digits) - i);
+}
+
+static void put_int(struct fixbuf *b, long long v)
+{
+	if (v < 0)
+		PUT(b, "-");
+	put_u64(b, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/*
  * ,"exe":"NAME": the connecting process's executable's name. It is the sandbox's bytes, written
  * here without a JSON library: a byte that is not a letter, digit or one of "._+-" becomes '?'
  * (the names the rules look for have none).
  */
-static int exe_field(const struct proc_trace_event *e, char *buf, size_t size)
+static void put_exe(struct fixbuf *b, const struct proc_trace_event *e)
 {
 	char name[PROC_TRACE_EXE_NAME_MAX];
 	size_t len = strnlen(e->path, PROC_TRACE_EXE_NAME_MAX - 1);
 
+	if (!len)
+		return;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)e->path[i];
 
 		name[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-					  (c >= '0' && c <= '9') || strchr("._+-", c)
+					  (c >= '0' && c <= '9') || (c && strchr("._+-", c))
 				  ? (char)c
 				  : '?';
 	}
-	name[len] = '\0';
-	return len ? snprintf(buf, size, ",\"exe\":\"%s\"", name) : 0;
+	PUT(b, ",\"exe\":\"");
+	put(b, name, len);
+	PUT(b, "\"");
 }
 
 /*
  * The fields of a fork, exit or socket record, written directly: only numbers and fixed words, so
  * no JSON library is needed on the path every record takes. net.socket: what was made;
  * net.connect/sendmsg: where to, and the egress hook's verdict (it ran first; a refusal there is
- * what the tool saw, EPERM). Returns the length.
+ * what the tool saw, EPERM). Returns the length, or -1 if it did not fit.
  */
 static int small_fields(const struct proc_trace_event *e, char *buf, size_t size)
 {
+	struct fixbuf b = { buf, 0, size, size == 0 };
 	const char *fam = family_name(e->family);
-	char addr[INET6_ADDRSTRLEN] = "", famnum[12];
-	int n;
+	char addr[INET6_ADDRSTRLEN] = "";
 
 	switch (e->kind) {
 	case PROC_TRACE_FORK:
-		return snprintf(buf, size, "{\"cgroup_id\":%llu}",
-				(unsigned long long)e->cgroup_id);
+		break;
 	case PROC_TRACE_EXIT:
-		if (e->exit_code & 0x7f)
-			return snprintf(buf, size,
-					"{\"exit_code\":%d,\"signal\":%d,\"cgroup_id\":%llu}",
-					(e->exit_code >> 8) & 0xff, e->exit_code & 0x7f,
-					(unsigned long long)e->cgroup_id);
-		return snprintf(buf, size, "{\"exit_code\":%d,\"signal\":null,\"cgroup_id\":%llu}",
-				(e->exit_code >> 8) & 0xff, (unsigned long long)e->cgroup_id);
+		PUT(&b, "{\"exit_code\":");
+		put_int(&b, (e->exit_code >> 8) & 0xff);
+		if (e->exit_code & 0x7f) {
+			PUT(&b, ",\"signal\":");
+			put_int(&b, e->exit_code & 0x7f);
+		} else {
+			PUT(&b, ",\"signal\":null");
+		}
+		break;
+	default:
+		PUT(&b, "{\"family\":");
+		if (fam) {
+			PUT(&b, "\"");
+			put(&b, fam, strlen(fam));
+			PUT(&b, "\"");
+		} else {
+			put_u64(&b, e->family);
+		}
+		PUT(&b, ",\"type\":");
+		put_int(&b, e->sock_type & 0xff);
+		PUT(&b, ",\"protocol\":");
+		put_int(&b, e->protocol);
 	}
-	if (!fam)
-		snprintf(famnum, sizeof(famnum), "%u", (unsigned)e->family);
-	n = snprintf(buf, size, "{\"family\":%s%s%s,\"type\":%d,\"protocol\":%d,\"cgroup_id\":%llu",
-		     fam ? "\"" : "", fam ? fam : famnum, fam ? "\"" : "", e->sock_type & 0xff,
-		     e->protocol, (unsigned long long)e->cgroup_id);
-	if (e->kind == PROC_TRACE_SOCKET)
-		return n + snprintf(buf + n, size - n, "}");
-	inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, addr, sizeof(addr));
-	n += snprintf(buf + n, size - n, ",\"dst\":\"%s\",\"port\":%u,\"egress_hook\":\"%s\"", addr,
-		      (unsigned)e->port, e->hook_retval ? "refused" : "passed");
-	if (e->hook_retval)
-		n += snprintf(buf + n, size - n, ",\"errno\":%d", -e->hook_retval);
-	if (n > 0 && (size_t)n < size)
-		n += exe_field(e, buf + n, size - n);
-	return n + snprintf(buf + n, size - n, "}");
+	if (e->kind == PROC_TRACE_FORK)
+		PUT(&b, "{\"cgroup_id\":");
+	else
+		PUT(&b, ",\"cgroup_id\":");
+	put_u64(&b, e->cgroup_id);
+	if (e->kind != PROC_TRACE_FORK && e->kind != PROC_TRACE_EXIT &&
+	    e->kind != PROC_TRACE_SOCKET) {
+		inet_ntop(e->family == AF_INET6 ? AF_INET6 : AF_INET, e->addr, addr, sizeof(addr));
+		PUT(&b, ",\"dst\":\"");
+		put(&b, addr, strlen(addr));
+		PUT(&b, "\",\"port\":");
+		put_u64(&b, e->port);
+		if (e->hook_retval) {
+			PUT(&b, ",\"egress_hook\":\"refused\",\"errno\":");
+			put_int(&b, -(long long)e->hook_retval);
+		} else {
+			PUT(&b, ",\"egress_hook\":\"passed\"");
+		}
+		put_exe(&b, e);
+	}
+	PUT(&b, "}");
+	return b.over ? -1 : (int)b.len;
 }
 
 /* path with "//", "/./" and "x/.." folded away, as the kernel would walk it (symlinks aside). */
