@@ -379,6 +379,15 @@ static void retry_pending(struct proc_events *pe)
 }
 
 /*
+ * Whether a record so attributed can be stored now: a step cgroup found before its step's report
+ * (collector_resolve) has no tool yet, and the record waits for the report unless it is late.
+ */
+static int reported(int64_t step, const char *tool, int late)
+{
+	return step == EVENT_STEP_NONE || tool || late;
+}
+
+/*
  * Which sandbox, step and tool a record is: its own cgroup's if known; in an adopted cgroup (no
  * steps there) or once its step's report is overdue (late), the watched cgroup's it came through.
  */
@@ -409,12 +418,9 @@ static int attribute(struct proc_events *pe, const struct proc_trace_event *e, i
 			return 1;
 	}
 	return collector_resolve(pe->env.registry, e->cgroup_id, sandbox, step, tool) &&
-	       (*sb = registry_find(pe->env.registry, *sandbox)) &&
-	       (*step == EVENT_STEP_NONE || *tool || late);
+	       (*sb = registry_find(pe->env.registry, *sandbox)) && reported(*step, *tool, late);
 found:
-	/* A step cgroup found before its step's report (collector_resolve) has no tool yet: the
-	 * record waits for the report. */
-	if (*step != EVENT_STEP_NONE && !*tool && !late)
+	if (!reported(*step, *tool, late))
 		return 0;
 	c->cgid = e->cgroup_id;
 	c->gen = registry_generation(pe->env.registry);
